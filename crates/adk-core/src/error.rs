@@ -1,0 +1,158 @@
+//! The error type every adk-core contract returns.
+
+use std::fmt;
+
+/// A boxed error from a lower layer, kept as the source of an [`Error`].
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// The result type of adk-core and of every trait it defines.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, for callers that branch on it.
+///
+/// New kinds may be added in minor releases, so match with a wildcard arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A model call failed: transport, provider error, or a response that could not be read.
+    Model,
+    /// A tool failed in a way the flow could not turn into a function response.
+    Tool,
+    /// A session service failed (storage, connection, corrupt data).
+    Session,
+    /// The session changed in storage since this copy was loaded; reload it and try again.
+    StaleSession,
+    /// The thing to create exists already (a session id, an agent name).
+    AlreadyExists,
+    /// The thing asked for does not exist.
+    NotFound,
+    /// An artifact service failed, or an artifact name was rejected.
+    Artifact,
+    /// A memory service failed.
+    Memory,
+    /// An agent failed while running.
+    Agent,
+    /// Input from a user, a client or a model was malformed.
+    InvalidInput,
+    /// The setup is wrong: a missing service, model or option.
+    Config,
+    /// The invocation called the model more often than `RunConfig::max_llm_calls` allows.
+    LlmCallsLimitExceeded,
+    /// The work was cancelled.
+    Cancelled,
+    /// A value could not be serialized or deserialized.
+    Serialization,
+}
+
+impl ErrorKind {
+    /// A short lowercase name of the kind, as used in messages and telemetry (`error.type`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Model => "model",
+            Self::Tool => "tool",
+            Self::Session => "session",
+            Self::StaleSession => "stale_session",
+            Self::AlreadyExists => "already_exists",
+            Self::NotFound => "not_found",
+            Self::Artifact => "artifact",
+            Self::Memory => "memory",
+            Self::Agent => "agent",
+            Self::InvalidInput => "invalid_input",
+            Self::Config => "config",
+            Self::LlmCallsLimitExceeded => "llm_calls_limit_exceeded",
+            Self::Cancelled => "cancelled",
+            Self::Serialization => "serialization",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error of adk-core's contracts: a [`kind`](Error::kind) to branch on, a message that says what
+/// was wrong, and the lower-layer error that caused it, if any.
+///
+/// Crates above adk-core keep their own error types and convert into this one at the trait
+/// boundary, keeping their error as the [`source`](std::error::Error::source) so callers can
+/// downcast to it.
+///
+/// ```
+/// use adk_core::{Error, ErrorKind};
+///
+/// let err = Error::new(ErrorKind::NotFound, "session 's1' does not exist");
+/// assert_eq!(err.kind(), ErrorKind::NotFound);
+/// assert_eq!(err.to_string(), "not_found: session 's1' does not exist");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    #[source]
+    source: Option<BoxError>,
+}
+
+impl Error {
+    /// An error of `kind` with a message that says what was wrong.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An error of `kind` caused by `source`; the message is the source's own.
+    pub fn from_source(kind: ErrorKind, source: impl Into<BoxError>) -> Self {
+        let source = source.into();
+        Self {
+            kind,
+            message: source.to_string(),
+            source: Some(source),
+        }
+    }
+
+    /// Attaches the lower-layer error that caused this one.
+    pub fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message, without the kind prefix that `Display` adds.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The source error downcast to `E`, when it is one.
+    pub fn downcast_source<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.source.as_deref()?.downcast_ref::<E>()
+    }
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(error: serde_json::Error) -> Self {
+        Self::from_source(ErrorKind::Serialization, error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_is_kept_and_downcastable() {
+        let json_error = serde_json::from_str::<u8>("x").unwrap_err();
+        let error = Error::from(json_error);
+        assert_eq!(error.kind(), ErrorKind::Serialization);
+        assert!(error.downcast_source::<serde_json::Error>().is_some());
+        assert!(std::error::Error::source(&error).is_some());
+    }
+}
