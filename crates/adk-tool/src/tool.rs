@@ -1,0 +1,59 @@
+//! The [`Tool`] and [`Toolset`] traits.
+
+use std::sync::Arc;
+
+use adk_core::{FunctionDeclaration, LlmRequest, ReadonlyContext, Result};
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::ToolContext;
+
+/// Something the model can call.
+///
+/// A tool declares itself through [`declaration`](Tool::declaration) and runs through
+/// [`run`](Tool::run). A tool's error is not the end of the run: the flow turns it into a function
+/// response that tells the model what went wrong, so messages should say what to do differently.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls the tool by.
+    fn name(&self) -> &str;
+
+    /// What the tool does, for the model.
+    fn description(&self) -> &str;
+
+    /// The declaration sent to the model; `None` for a tool that only changes requests.
+    fn declaration(&self) -> Option<FunctionDeclaration>;
+
+    /// Whether the tool starts work that finishes later: its call gets no response in this turn,
+    /// and the run pauses until one is sent back.
+    fn is_long_running(&self) -> bool {
+        false
+    }
+
+    /// Changes the model request before it is sent. By default it adds the tool's declaration.
+    async fn process_request(&self, ctx: &dyn ToolContext, request: &mut LlmRequest) -> Result<()> {
+        let _ = ctx;
+        if let Some(declaration) = self.declaration() {
+            request.append_tools([declaration]);
+        }
+        Ok(())
+    }
+
+    /// Runs the tool on the arguments the model gave.
+    async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value>;
+}
+
+/// A source of tools, asked once per invocation (an MCP server, a generated API client, ...).
+#[async_trait]
+pub trait Toolset: Send + Sync {
+    /// The toolset's name, for messages and filters.
+    fn name(&self) -> &str;
+
+    /// The tools available to the agent in this invocation.
+    async fn tools(&self, ctx: &ReadonlyContext) -> Result<Vec<Arc<dyn Tool>>>;
+
+    /// Releases what the toolset holds (connections, child processes).
+    async fn close(&self) -> Result<()> {
+        Ok(())
+    }
+}
