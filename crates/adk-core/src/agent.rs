@@ -206,7 +206,10 @@ mod tests {
 
     #[test]
     fn duplicate_names_are_rejected() {
-        let root = agent("root", vec![agent("a", vec![]), agent("b", vec![agent("a", vec![])])]);
+        let root = agent(
+            "root",
+            vec![agent("a", vec![]), agent("b", vec![agent("a", vec![])])],
+        );
         let error = AgentTree::new(root).unwrap_err();
         assert_eq!(error.kind(), ErrorKind::Config);
         assert!(error.message().contains("'a'"));

@@ -297,7 +297,9 @@ impl PartVisitor {
         Ok(match kind {
             0 => map.next_value::<Option<String>>()?.map(PartData::Text),
             1 => map.next_value::<Option<Blob>>()?.map(PartData::InlineData),
-            2 => map.next_value::<Option<FileData>>()?.map(PartData::FileData),
+            2 => map
+                .next_value::<Option<FileData>>()?
+                .map(PartData::FileData),
             3 => map
                 .next_value::<Option<FunctionCall>>()?
                 .map(PartData::FunctionCall),
@@ -586,11 +588,15 @@ mod tests {
 
     #[test]
     fn two_kinds_of_data_are_an_error_naming_both() {
-        let error = serde_json::from_value::<Part>(json!({"text": "a", "functionCall": {"name": "f"}}))
-            .unwrap_err();
+        let error =
+            serde_json::from_value::<Part>(json!({"text": "a", "functionCall": {"name": "f"}}))
+                .unwrap_err();
         let message = error.to_string();
         assert!(message.contains("exactly one kind of data"), "{message}");
-        assert!(message.contains("`text`") && message.contains("`functionCall`"), "{message}");
+        assert!(
+            message.contains("`text`") && message.contains("`functionCall`"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -301,7 +301,11 @@ impl InvocationContext {
 
     /// The progress agent `agent_name` checkpointed in this invocation.
     pub fn agent_progress(&self, agent_name: &str) -> Option<AgentProgress> {
-        self.invocation.agent_progress.lock().get(agent_name).cloned()
+        self.invocation
+            .agent_progress
+            .lock()
+            .get(agent_name)
+            .cloned()
     }
 
     /// Records the progress of `agent_name`; `None` forgets it.
@@ -561,7 +565,11 @@ impl CallbackContext {
     }
 
     /// Loads version `version` of artifact `filename` (the latest when `None`).
-    pub async fn load_artifact(&self, filename: &str, version: Option<u64>) -> Result<Option<Part>> {
+    pub async fn load_artifact(
+        &self,
+        filename: &str,
+        version: Option<u64>,
+    ) -> Result<Option<Part>> {
         self.artifacts()?
             .load_artifact(self.session_key(), filename, version)
             .await
@@ -582,7 +590,9 @@ impl CallbackContext {
 
     /// The names of the session's artifacts.
     pub async fn list_artifacts(&self) -> Result<Vec<String>> {
-        self.artifacts()?.list_artifact_keys(self.session_key()).await
+        self.artifacts()?
+            .list_artifact_keys(self.session_key())
+            .await
     }
 
     fn artifacts(&self) -> Result<&Arc<dyn ArtifactService>> {
@@ -644,7 +654,9 @@ mod tests {
     fn context() -> InvocationContext {
         let mut session = Session::new(SessionKey::new("app", "u", "s"));
         session.state.insert("user:name".into(), json!("Ada"));
-        InvocationContext::builder(tree().0, session).build().unwrap()
+        InvocationContext::builder(tree().0, session)
+            .build()
+            .unwrap()
     }
 
     #[test]

@@ -205,10 +205,18 @@ pub struct EventActions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<EventCompaction>,
     /// The agent finished its run (a checkpoint for resuming).
-    #[serde(default, alias = "end_of_agent", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "end_of_agent",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub end_of_agent: Option<bool>,
     /// The agent's progress (a checkpoint for resuming).
-    #[serde(default, alias = "agent_state", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "agent_state",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub agent_state: Option<Value>,
     /// Undo the state and artifact changes made since this invocation began.
     #[serde(
@@ -306,7 +314,10 @@ mod tests {
         assert!(!call.is_final_response());
         let response = event(Content::new(
             Role::User,
-            [Part::function_response(FunctionResponse::new("f", json!({})))],
+            [Part::function_response(FunctionResponse::new(
+                "f",
+                json!({}),
+            ))],
         ));
         assert!(!response.is_final_response());
     }
@@ -315,14 +326,19 @@ mod tests {
     fn skip_summarization_and_long_running_calls_are_final() {
         let mut response = event(Content::new(
             Role::User,
-            [Part::function_response(FunctionResponse::new("f", json!({})))],
+            [Part::function_response(FunctionResponse::new(
+                "f",
+                json!({}),
+            ))],
         ));
         response.actions.skip_summarization = Some(true);
         assert!(response.is_final_response());
 
         let mut call = event(Content::new(
             Role::Model,
-            [Part::function_call(FunctionCall::new("f", json!({})).with_id("c1"))],
+            [Part::function_call(
+                FunctionCall::new("f", json!({})).with_id("c1"),
+            )],
         ));
         call.long_running_tool_ids = Some(vec!["c1".into()]);
         assert!(call.is_final_response());
@@ -353,7 +369,10 @@ mod tests {
         second.state_delta.insert("b".into(), json!(2));
         second.transfer_to_agent = Some("other".into());
         first.merge(second);
-        assert_eq!(Value::Object(first.state_delta.clone()), json!({"a": 1, "b": 2}));
+        assert_eq!(
+            Value::Object(first.state_delta.clone()),
+            json!({"a": 1, "b": 2})
+        );
         assert_eq!(first.escalate, Some(true));
         assert_eq!(first.transfer_to_agent.as_deref(), Some("other"));
     }
@@ -361,9 +380,18 @@ mod tests {
     #[test]
     fn temp_state_is_trimmed() {
         let mut event = event(Content::model("x"));
-        event.actions.state_delta.insert("temp:scratch".into(), json!(1));
-        event.actions.state_delta.insert("user:name".into(), json!("Ada"));
+        event
+            .actions
+            .state_delta
+            .insert("temp:scratch".into(), json!(1));
+        event
+            .actions
+            .state_delta
+            .insert("user:name".into(), json!("Ada"));
         event.trim_temp_state();
-        assert_eq!(Value::Object(event.actions.state_delta), json!({"user:name": "Ada"}));
+        assert_eq!(
+            Value::Object(event.actions.state_delta),
+            json!({"user:name": "Ada"})
+        );
     }
 }

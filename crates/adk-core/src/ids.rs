@@ -141,7 +141,10 @@ pub trait IdGen: Send + Sync + fmt::Debug {
 
     /// A fresh client-side function-call id, `adk-<uuid>`.
     fn function_call_id(&self) -> FunctionCallId {
-        FunctionCallId(format!("{CLIENT_FUNCTION_CALL_ID_PREFIX}{}", self.new_uuid()))
+        FunctionCallId(format!(
+            "{CLIENT_FUNCTION_CALL_ID_PREFIX}{}",
+            self.new_uuid()
+        ))
     }
 
     /// A fresh session id.

@@ -90,7 +90,8 @@ impl LlmRequest {
     /// Adds function declarations, replacing any of the same name.
     pub fn append_tools(&mut self, declarations: impl IntoIterator<Item = FunctionDeclaration>) {
         for declaration in declarations {
-            self.tools.retain(|existing| existing.name != declaration.name);
+            self.tools
+                .retain(|existing| existing.name != declaration.name);
             self.tools.push(declaration);
         }
     }
@@ -217,7 +218,11 @@ pub struct GenerateContentConfig {
     )]
     pub thinking_config: Option<ThinkingConfig>,
     /// How the model may call functions.
-    #[serde(default, alias = "tool_config", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "tool_config",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub tool_config: Option<ToolConfig>,
     /// Content-safety thresholds.
     #[serde(
@@ -566,7 +571,10 @@ impl From<&str> for FinishReason {
         Self::NAMES
             .iter()
             .find(|(known, _)| *known == name)
-            .map_or_else(|| Self::Other(name.to_owned()), |(_, reason)| reason.clone())
+            .map_or_else(
+                || Self::Other(name.to_owned()),
+                |(_, reason)| reason.clone(),
+            )
     }
 }
 
@@ -596,11 +604,19 @@ mod tests {
 
     #[test]
     fn finish_reasons_round_trip_known_and_unknown() {
-        for name in ["STOP", "MAX_TOKENS", "MALFORMED_FUNCTION_CALL", "IMAGE_SAFETY"] {
+        for name in [
+            "STOP",
+            "MAX_TOKENS",
+            "MALFORMED_FUNCTION_CALL",
+            "IMAGE_SAFETY",
+        ] {
             let reason: FinishReason = serde_json::from_value(json!(name)).unwrap();
             assert_eq!(serde_json::to_value(&reason).unwrap(), json!(name));
         }
-        assert_eq!(FinishReason::from("IMAGE_SAFETY"), FinishReason::Other("IMAGE_SAFETY".into()));
+        assert_eq!(
+            FinishReason::from("IMAGE_SAFETY"),
+            FinishReason::Other("IMAGE_SAFETY".into())
+        );
     }
 
     #[test]
@@ -618,8 +634,15 @@ mod tests {
     fn appended_tools_replace_same_name() {
         let mut request = LlmRequest::default();
         request.append_tools([FunctionDeclaration::new("f", "old")]);
-        request.append_tools([FunctionDeclaration::new("f", "new"), FunctionDeclaration::new("g", "")]);
-        let names: Vec<_> = request.tools.iter().map(|tool| tool.description.as_str()).collect();
+        request.append_tools([
+            FunctionDeclaration::new("f", "new"),
+            FunctionDeclaration::new("g", ""),
+        ]);
+        let names: Vec<_> = request
+            .tools
+            .iter()
+            .map(|tool| tool.description.as_str())
+            .collect();
         assert_eq!(names, ["new", ""]);
     }
 

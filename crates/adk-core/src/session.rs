@@ -115,8 +115,14 @@ mod tests {
         event.actions.state_delta.insert("y".into(), json!(2));
         let timestamp = event.timestamp;
         let stored = session.apply_event(event, 7);
-        assert_eq!(Value::Object(stored.actions.state_delta.clone()), json!({"y": 2}));
-        assert_eq!(Value::Object(session.state.clone()), json!({"temp:x": 1, "y": 2}));
+        assert_eq!(
+            Value::Object(stored.actions.state_delta.clone()),
+            json!({"y": 2})
+        );
+        assert_eq!(
+            Value::Object(session.state.clone()),
+            json!({"temp:x": 1, "y": 2})
+        );
         assert_eq!(session.revision, 7);
         assert_eq!(session.last_update_time, timestamp);
     }

@@ -20,7 +20,11 @@ fn captured_run_events() -> Vec<Value> {
         .into_iter::<Value>()
         .collect::<Result<_, _>>()
         .expect("the captured events are JSON");
-    assert_eq!(events.len(), 3, "the capture holds one turn of three events");
+    assert_eq!(
+        events.len(),
+        3,
+        "the capture holds one turn of three events"
+    );
     events
 }
 
@@ -66,7 +70,10 @@ fn captured_function_call_event_reads_as_adk_does() {
 
     let response: Event = check_round_trip(&without_node_info(events[1].clone()));
     assert_eq!(response.content().unwrap().role, Some(Role::User));
-    assert_eq!(response.author, "echo", "the agent authors its tool's response");
+    assert_eq!(
+        response.author, "echo",
+        "the agent authors its tool's response"
+    );
     let function_response = response.function_responses().next().unwrap();
     assert_eq!(function_response.id, function_call.id);
     assert_eq!(function_response.response["result"], "sunny");
@@ -117,7 +124,10 @@ fn bytes_round_trip_as_url_safe_base64_and_read_both_alphabets() {
 
     let standard = json!({"parts": [{"inlineData": {"mimeType": "application/octet-stream", "data": "+w=="}}], "role": "user"});
     let from_standard: Content = serde_json::from_value(standard).unwrap();
-    assert_eq!(from_standard, content, "standard and URL-safe base64 read the same bytes");
+    assert_eq!(
+        from_standard, content,
+        "standard and URL-safe base64 read the same bytes"
+    );
 }
 
 #[test]
@@ -126,5 +136,8 @@ fn timestamps_are_float_epoch_seconds() {
     let event: Event = serde_json::from_value(without_node_info(events[0].clone())).unwrap();
     assert_eq!(event.timestamp, 1795298362.2617297);
     let written = serde_json::to_string(&event).unwrap();
-    assert!(written.contains("\"timestamp\":1795298362.2617297"), "{written}");
+    assert!(
+        written.contains("\"timestamp\":1795298362.2617297"),
+        "{written}"
+    );
 }

@@ -1,5 +1,67 @@
 //! adk-rs, an agent development kit for Rust.
 //!
-//! This is the facade crate: it re-exports the layered crates of adk-rs (`adk-core`, `adk-model`,
-//! `adk-tool`, `adk-session`, `adk-flow`, `adk-runner`, `adk-telemetry`) behind feature flags, so an
-//! application depends on one crate and turns on what it uses.
+//! This is the facade crate: it re-exports the layered crates of adk-rs so that an application
+//! depends on one crate and turns on what it uses. The vocabulary of [`adk_core`] is at the root;
+//! each layer is also reachable as a module.
+//!
+//! | module | crate | what it holds |
+//! |---|---|---|
+//! | root, [`core`] | `adk-core` | content, events, state, sessions, agents, contexts, service traits |
+//! | [`model`] | `adk-model` | model adapters |
+//! | [`tool`] | `adk-tool` | tools, toolsets, built-in tools |
+//! | [`session`] | `adk-session` | session, artifact and memory services |
+//! | [`flow`] | `adk-flow` | the LLM flow, `LlmAgent`, workflow agents |
+//! | [`runner`] | `adk-runner` | the runner |
+//! | [`telemetry`] | `adk-telemetry` | tracing spans and OpenTelemetry export |
+//!
+//! ```
+//! use adk::{Content, Role};
+//!
+//! let message = Content::user("Hello");
+//! assert_eq!(message.role, Some(Role::User));
+//! ```
+
+#[doc(inline)]
+pub use adk_core::*;
+
+/// The vocabulary and contracts (`adk-core`).
+pub mod core {
+    #[doc(inline)]
+    pub use adk_core::*;
+}
+
+/// Model adapters (`adk-model`).
+pub mod model {
+    #[doc(inline)]
+    pub use adk_model::*;
+}
+
+/// Tools and toolsets (`adk-tool`).
+pub mod tool {
+    #[doc(inline)]
+    pub use adk_tool::*;
+}
+
+/// Session, artifact and memory services (`adk-session`).
+pub mod session {
+    #[doc(inline)]
+    pub use adk_session::*;
+}
+
+/// The LLM flow and agents (`adk-flow`).
+pub mod flow {
+    #[doc(inline)]
+    pub use adk_flow::*;
+}
+
+/// The runner (`adk-runner`).
+pub mod runner {
+    #[doc(inline)]
+    pub use adk_runner::*;
+}
+
+/// Tracing and OpenTelemetry (`adk-telemetry`).
+pub mod telemetry {
+    #[doc(inline)]
+    pub use adk_telemetry::*;
+}

@@ -1,0 +1,302 @@
+//! The `cargo xtask ci` pipeline: fmt, clippy, tidy and test, run in order, stopping at the first failure.
+// The pipeline reports its progress on stdout, interleaved with the output of the cargo commands.
+#![allow(clippy::print_stdout)]
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context as _, bail};
+
+use crate::tidy;
+
+/// What one CI step does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Runs `cargo` with these arguments in the workspace root.
+    Cargo(&'static [&'static str]),
+    /// Runs `cargo` with these arguments, echoing its output and adding up its test summaries.
+    CargoTest(&'static [&'static str]),
+    /// Runs [`tidy::run`] in this process.
+    Tidy,
+}
+
+/// One named step of the CI pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// The step's short name, printed before it runs and named when it fails.
+    pub name: &'static str,
+    /// What the step does.
+    pub action: Action,
+}
+
+/// The CI pipeline, in the order its steps run.
+pub const STEPS: &[Step] = &[
+    Step {
+        name: "fmt",
+        action: Action::Cargo(&["fmt", "--all", "--", "--check"]),
+    },
+    Step {
+        name: "clippy",
+        action: Action::Cargo(&[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    },
+    Step {
+        name: "tidy",
+        action: Action::Tidy,
+    },
+    Step {
+        name: "test",
+        action: Action::CargoTest(&["test", "--workspace"]),
+    },
+];
+
+impl Step {
+    /// How the step reads as a command line, for progress and error messages.
+    pub fn command_line(&self) -> String {
+        match self.action {
+            Action::Cargo(args) | Action::CargoTest(args) => format!("cargo {}", args.join(" ")),
+            Action::Tidy => "cargo xtask tidy".to_owned(),
+        }
+    }
+}
+
+/// The totals of every `test result:` line cargo test printed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TestTally {
+    /// Tests that passed.
+    pub passed: u64,
+    /// Tests that failed.
+    pub failed: u64,
+    /// Tests that were ignored.
+    pub ignored: u64,
+}
+
+impl TestTally {
+    /// The counts of one libtest summary line, such as
+    /// `test result: ok. 18 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; ...`.
+    pub fn parse_summary(line: &str) -> Option<Self> {
+        let rest = line.trim().strip_prefix("test result: ")?;
+        let (_outcome, counts) = rest.split_once(". ")?;
+        let mut tally = Self::default();
+        for part in counts.split(';') {
+            let mut words = part.split_whitespace();
+            let (Some(count), Some(label)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let Ok(count) = count.parse::<u64>() else {
+                continue;
+            };
+            match label {
+                "passed" => tally.passed = count,
+                "failed" => tally.failed = count,
+                "ignored" => tally.ignored = count,
+                _ => {}
+            }
+        }
+        Some(tally)
+    }
+
+    /// Adds another summary's counts to these.
+    pub fn add(&mut self, other: Self) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+        self.ignored += other.ignored;
+    }
+}
+
+impl fmt::Display for TestTally {
+    /// The plain closing line CI reads: `tests: N passed, N failed, N skipped`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "tests: {} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.ignored
+        )
+    }
+}
+
+/// Runs every step of [`STEPS`] in the workspace at `root`, stopping at the first that fails.
+///
+/// The cargo commands inherit this process's environment, so `CARGO_TARGET_DIR` (and any other
+/// cargo setting) passes through to them unchanged. The last line printed on success is the
+/// total of the test summaries, in the plain `N passed, N failed` form.
+pub fn run(root: &Path) -> anyhow::Result<()> {
+    print_target_dir();
+    let mut tally = None;
+    for (index, step) in STEPS.iter().enumerate() {
+        announce(index, step);
+        let started = Instant::now();
+        let step_tally = run_step(root, step).with_context(|| {
+            format!(
+                "ci step `{}` failed ({}); stopping here",
+                step.name,
+                step.command_line()
+            )
+        })?;
+        tally = tally.or(step_tally);
+        println!(
+            "==> ci step `{}` passed in {:.1}s",
+            step.name,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    println!("\nci: all {} steps passed", STEPS.len());
+    if let Some(tally) = tally {
+        println!("{tally}");
+    }
+    Ok(())
+}
+
+/// Prints which target directory the cargo commands will use.
+fn print_target_dir() {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => println!("ci: CARGO_TARGET_DIR={}", dir.to_string_lossy()),
+        None => println!("ci: CARGO_TARGET_DIR is not set; cargo uses the workspace's target/"),
+    }
+}
+
+/// Prints the step's name and command before it runs.
+fn announce(index: usize, step: &Step) {
+    println!(
+        "\n==> ci step {}/{}: {} ({})",
+        index + 1,
+        STEPS.len(),
+        step.name,
+        step.command_line()
+    );
+    // The cargo child writes to the same terminal: make the heading come first.
+    flush_stdout();
+}
+
+/// Runs one step to completion; a test step returns its tally.
+fn run_step(root: &Path, step: &Step) -> anyhow::Result<Option<TestTally>> {
+    match step.action {
+        Action::Cargo(args) => {
+            let status = cargo(root, args)
+                .status()
+                .context("could not start cargo")?;
+            check_status(status)?;
+            Ok(None)
+        }
+        Action::CargoTest(args) => run_cargo_test(root, args).map(Some),
+        Action::Tidy => tidy::run(root).map(|()| None),
+    }
+}
+
+/// Runs a cargo test command, echoing its stdout line by line and adding up its summaries.
+fn run_cargo_test(root: &Path, args: &[&str]) -> anyhow::Result<TestTally> {
+    let mut child = cargo(root, args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("could not start cargo")?;
+    let stdout = child
+        .stdout
+        .take()
+        .context("cargo's stdout was not piped")?;
+    let mut tally = TestTally::default();
+    for line in BufReader::new(stdout).lines() {
+        let line = line.context("could not read cargo's output")?;
+        println!("{line}");
+        flush_stdout();
+        if let Some(summary) = TestTally::parse_summary(&line) {
+            tally.add(summary);
+        }
+    }
+    let status = child.wait().context("could not wait for cargo")?;
+    if !status.success() {
+        println!("{tally}");
+    }
+    check_status(status)?;
+    Ok(tally)
+}
+
+/// A `cargo` command with `args`, run in `root` with this process's environment.
+fn cargo(root: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(cargo_program());
+    command.args(args).current_dir(root);
+    command
+}
+
+/// Fails unless the command exited successfully.
+fn check_status(status: ExitStatus) -> anyhow::Result<()> {
+    if !status.success() {
+        bail!("cargo exited with {status}");
+    }
+    Ok(())
+}
+
+/// The cargo that launched xtask (cargo sets `CARGO` for `cargo run`), or `cargo` from `PATH`.
+fn cargo_program() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"))
+}
+
+/// Flushes stdout so that our lines and the child's output appear in order.
+fn flush_stdout() {
+    // A failed flush only risks out-of-order output; there is nothing better to do with it.
+    let _ = std::io::stdout().flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_run_fmt_clippy_tidy_then_test() {
+        let names: Vec<_> = STEPS.iter().map(|step| step.name).collect();
+        assert_eq!(names, ["fmt", "clippy", "tidy", "test"]);
+    }
+
+    #[test]
+    fn steps_spell_out_the_expected_commands() {
+        let commands: Vec<_> = STEPS.iter().map(Step::command_line).collect();
+        assert_eq!(
+            commands,
+            [
+                "cargo fmt --all -- --check",
+                "cargo clippy --workspace --all-targets -- -D warnings",
+                "cargo xtask tidy",
+                "cargo test --workspace",
+            ]
+        );
+    }
+
+    #[test]
+    fn tidy_runs_in_process() {
+        assert_eq!(STEPS[2].action, Action::Tidy);
+    }
+
+    #[test]
+    fn test_summaries_are_parsed_and_added_up() {
+        let ok = "test result: ok. 18 passed; 0 failed; 2 ignored; 0 measured; \
+                  0 filtered out; finished in 0.00s";
+        let failed = "test result: FAILED. 13 passed; 1 failed; 0 ignored; 0 measured; \
+                      0 filtered out; finished in 0.11s";
+        let mut tally = TestTally::parse_summary(ok).unwrap();
+        tally.add(TestTally::parse_summary(failed).unwrap());
+        assert_eq!(
+            tally,
+            TestTally {
+                passed: 31,
+                failed: 1,
+                ignored: 2
+            }
+        );
+        assert_eq!(tally.to_string(), "tests: 31 passed, 1 failed, 2 skipped");
+    }
+
+    #[test]
+    fn other_lines_are_not_summaries() {
+        assert_eq!(TestTally::parse_summary("running 18 tests"), None);
+        assert_eq!(TestTally::parse_summary("test a ... ok"), None);
+    }
+}

@@ -1,0 +1,45 @@
+//! The `cargo xtask` command line: dispatches `ci` and `tidy` to the xtask library.
+// xtask is a developer tool whose output is meant for a terminal, so printing is its job.
+#![allow(clippy::print_stdout)]
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use xtask::{ci, tidy, workspace_root};
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  ci     run fmt --check, clippy -D warnings, tidy and the workspace tests, in that order
+  tidy   check layering, `//!` doc headers and forbidden attributes and macros
+  help   print this message";
+
+fn main() -> ExitCode {
+    match run(std::env::args().skip(1).collect()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the command named by the arguments (everything after `cargo xtask`).
+fn run(args: Vec<String>) -> anyhow::Result<()> {
+    let root = workspace_root();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["ci"] => ci::run(&root),
+        ["tidy"] => tidy::run(&root),
+        [] | ["help" | "-h" | "--help"] => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => bail!("unknown arguments {args:?}\n\n{USAGE}"),
+    }
+}
