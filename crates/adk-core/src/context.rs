@@ -6,6 +6,7 @@
 //! agent runs (transfers, workflow children), each seeing a context derived from the first one that
 //! shares the session, the services and the invocation-wide flags.
 
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
@@ -105,6 +106,7 @@ struct Invocation {
     llm_calls: AtomicU32,
     agent_progress: Mutex<HashMap<String, AgentProgress>>,
     cancellation: CancellationToken,
+    data: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
 }
 
 /// What one agent run knows about its invocation: the session, the services, the user's message,
@@ -154,6 +156,7 @@ impl InvocationContext {
             ids: Arc::new(UuidIdGen),
             clock: Arc::new(SystemClock),
             cancellation: None,
+            data: HashMap::new(),
         }
     }
 
@@ -263,9 +266,16 @@ impl InvocationContext {
     /// A context for running `agent` on a branch of its own below this one (`branch.agent`), so
     /// its history stays apart from its siblings' (a parallel child).
     pub fn sub_agent_context(&self, agent: Arc<dyn Agent>) -> Self {
+        let suffix = agent.name().to_owned();
+        self.branched(agent, &suffix)
+    }
+
+    /// A context for running `agent` on the branch `suffix` below this one (`branch.suffix`; a
+    /// suffix may itself be dotted).
+    pub fn branched(&self, agent: Arc<dyn Agent>, suffix: &str) -> Self {
         let branch = match &self.branch {
-            Some(branch) => format!("{branch}.{}", agent.name()),
-            None => agent.name().to_owned(),
+            Some(branch) => format!("{branch}.{suffix}"),
+            None => suffix.to_owned(),
         };
         Self {
             invocation: self.invocation.clone(),
@@ -317,6 +327,22 @@ impl InvocationContext {
         };
     }
 
+    /// Data of type `T` that every context of this invocation shares, made with `T::default()` on
+    /// first use. Upper layers keep invocation-scoped caches here (the flow keeps the history it
+    /// built for each branch, so that each step only adds what is new).
+    pub fn invocation_data<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        let shared = self
+            .invocation
+            .data
+            .lock()
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Arc::new(T::default()))
+            .clone();
+        shared
+            .downcast::<T>()
+            .unwrap_or_else(|_| unreachable!("the entry of a TypeId holds that type"))
+    }
+
     /// Forgets the progress of every agent below `agent_name`, so that they start afresh (a loop
     /// agent's next iteration).
     pub fn reset_sub_agent_progress(&self, agent_name: &str) {
@@ -359,9 +385,17 @@ pub struct InvocationContextBuilder {
     ids: Arc<dyn IdGen>,
     clock: Arc<dyn Clock>,
     cancellation: Option<CancellationToken>,
+    data: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 
 impl InvocationContextBuilder {
+    /// Seeds the invocation data of type `T` (see [`InvocationContext::invocation_data`]): how an
+    /// upper layer hands the whole invocation something, such as the runner its plugins.
+    pub fn invocation_data<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.data.insert(TypeId::of::<T>(), Arc::new(value));
+        self
+    }
+
     /// Uses this invocation id (when resuming) instead of a fresh one.
     pub fn invocation_id(mut self, id: InvocationId) -> Self {
         self.invocation_id = Some(id);
@@ -464,6 +498,7 @@ impl InvocationContextBuilder {
             llm_calls: AtomicU32::new(0),
             agent_progress: Mutex::new(HashMap::new()),
             cancellation: self.cancellation.unwrap_or_default(),
+            data: Mutex::new(self.data),
         };
         Ok(InvocationContext {
             invocation: Arc::new(invocation),
@@ -704,6 +739,31 @@ mod tests {
         ctx.reset_sub_agent_progress("root");
         assert_eq!(ctx.agent_progress("leaf"), None);
         assert_eq!(ctx.agent_progress("child"), None);
+    }
+
+    #[test]
+    fn invocation_data_is_shared_by_derived_contexts() {
+        #[derive(Default)]
+        struct Counter(AtomicU32);
+        let ctx = context();
+        let (_, child) = tree();
+        ctx.invocation_data::<Counter>()
+            .0
+            .fetch_add(1, Ordering::Relaxed);
+        let seen = ctx.sub_agent_context(child).invocation_data::<Counter>();
+        assert_eq!(seen.0.load(Ordering::Relaxed), 1);
+
+        let seeded = InvocationContext::builder(tree().0, Session::default())
+            .invocation_data(Counter(AtomicU32::new(7)))
+            .build()
+            .unwrap();
+        assert_eq!(
+            seeded
+                .invocation_data::<Counter>()
+                .0
+                .load(Ordering::Relaxed),
+            7
+        );
     }
 
     #[tokio::test]

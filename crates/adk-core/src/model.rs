@@ -4,6 +4,7 @@
 //! and must reject, not drop, a setting they cannot honour.
 
 use std::fmt;
+use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -42,9 +43,10 @@ pub struct LlmRequest {
     /// The model to call; adapters fall back to their own model when empty.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub model: String,
-    /// The conversation so far.
+    /// The conversation so far. Shared, so that building a request does not copy the history:
+    /// change it with `Arc::make_mut`, which copies only when another request still holds it.
     #[serde(default)]
-    pub contents: Vec<Content>,
+    pub contents: Arc<Vec<Content>>,
     /// Sampling and output settings.
     #[serde(default)]
     pub config: GenerateContentConfig,
@@ -64,7 +66,7 @@ impl LlmRequest {
     pub fn new(model: impl Into<String>, contents: Vec<Content>) -> Self {
         Self {
             model: model.into(),
-            contents,
+            contents: Arc::new(contents),
             ..Self::default()
         }
     }

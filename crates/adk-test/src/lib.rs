@@ -1,10 +1,21 @@
 //! Dev-only helpers shared by the tests of adk-rs crates.
 //!
 //! It holds what more than one crate's tests need, so that no helper is written twice: locating the
-//! shared fixtures (the recorded model traffic and the wire-format captures), and, as later work
-//! adds them, the scripted model, the loopback replay server and the session conformance suite. It
-//! depends only on the lowest layers and is never a normal dependency of a library crate.
+//! shared fixtures (the recorded model traffic and the wire-format captures), reading recorded HTTP
+//! traffic in the formats found there ([`recording`]), and a loopback HTTP server that serves
+//! recorded or scripted responses ([`MockServer`]). It depends only on the lowest layers and is
+//! never a normal dependency of a library crate.
 
+mod agent_run;
+pub mod recording;
+mod replay;
+mod scripted_model;
+mod seams;
 mod shared;
 
+pub use agent_run::{AgentRun, render_events};
+pub use recording::{Exchange, RecordingError, load_recording};
+pub use replay::{MockResponse, MockServer, ReceivedRequest};
+pub use scripted_model::ScriptedModel;
+pub use seams::{SequentialIds, StepClock};
 pub use shared::{SHARED_DIR_ENV, shared_dir, shared_file};

@@ -1,0 +1,56 @@
+//! The builder methods every agent shares (description, sub-agents, lifecycle callbacks),
+//! written once for all builders.
+
+/// Adds the shared builder methods to `$builder`, whose `AgentBase` is at `self.$($base).+`.
+macro_rules! agent_base_builder_methods {
+    ($builder:ty, $($base:ident).+) => {
+        impl $builder {
+            /// What the agent does; models read it to decide whether to transfer to it.
+            pub fn description(mut self, description: impl Into<String>) -> Self {
+                self.$($base).+.description = description.into();
+                self
+            }
+
+            /// Adds a sub-agent.
+            pub fn sub_agent(mut self, agent: std::sync::Arc<dyn adk_core::Agent>) -> Self {
+                self.$($base).+.sub_agents.push(agent);
+                self
+            }
+
+            /// Adds sub-agents, in order.
+            pub fn sub_agents(
+                mut self,
+                agents: impl IntoIterator<Item = std::sync::Arc<dyn adk_core::Agent>>,
+            ) -> Self {
+                self.$($base).+.sub_agents.extend(agents);
+                self
+            }
+
+            /// Runs before the agent; see [`BeforeAgentCallback`](crate::BeforeAgentCallback).
+            pub fn before_agent_callback(
+                mut self,
+                callback: impl Fn(&adk_core::CallbackContext) -> adk_core::Result<Option<adk_core::Content>>
+                + Send
+                + Sync
+                + 'static,
+            ) -> Self {
+                self.$($base).+.before_agent.push(std::sync::Arc::new(callback));
+                self
+            }
+
+            /// Runs after the agent; see [`AfterAgentCallback`](crate::AfterAgentCallback).
+            pub fn after_agent_callback(
+                mut self,
+                callback: impl Fn(&adk_core::CallbackContext) -> adk_core::Result<Option<adk_core::Content>>
+                + Send
+                + Sync
+                + 'static,
+            ) -> Self {
+                self.$($base).+.after_agent.push(std::sync::Arc::new(callback));
+                self
+            }
+        }
+    };
+}
+
+pub(crate) use agent_base_builder_methods;

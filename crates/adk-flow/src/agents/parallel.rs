@@ -1,0 +1,68 @@
+//! [`ParallelAgent`]: runs its sub-agents concurrently, each on a branch of its own.
+
+use std::sync::Arc;
+
+use adk_core::{Agent, EventStream, InvocationContext, Result};
+use futures::StreamExt as _;
+
+use super::builder::agent_base_builder_methods;
+use crate::agent_lifecycle::AgentBase;
+
+/// Runs its sub-agents concurrently and yields their events as they come. Each child runs on the
+/// branch `parallel_name.child_name` below the current one, so the children do not see each
+/// other's events. Dropping the stream cancels every child.
+pub struct ParallelAgent {
+    base: AgentBase,
+}
+
+impl ParallelAgent {
+    /// Starts building a parallel agent named `name`.
+    pub fn builder(name: impl Into<String>) -> ParallelAgentBuilder {
+        ParallelAgentBuilder {
+            base: AgentBase::new(name),
+        }
+    }
+}
+
+impl Agent for ParallelAgent {
+    fn name(&self) -> &str {
+        &self.base.name
+    }
+
+    fn description(&self) -> &str {
+        &self.base.description
+    }
+
+    fn sub_agents(&self) -> &[Arc<dyn Agent>] {
+        &self.base.sub_agents
+    }
+
+    fn run(self: Arc<Self>, ctx: InvocationContext) -> EventStream {
+        let ctx = ctx.with_agent(self.clone());
+        let name = self.base.name.clone();
+        let children = self.base.sub_agents.clone();
+        self.base.run_with_callbacks(ctx, move |ctx| {
+            let streams = children.into_iter().map(|child| {
+                let branch = format!("{name}.{}", child.name());
+                child.clone().run(ctx.branched(child, &branch))
+            });
+            futures::stream::select_all(streams).boxed()
+        })
+    }
+}
+
+/// Builds a [`ParallelAgent`]; made by [`ParallelAgent::builder`].
+#[must_use]
+pub struct ParallelAgentBuilder {
+    base: AgentBase,
+}
+
+agent_base_builder_methods!(ParallelAgentBuilder, base);
+
+impl ParallelAgentBuilder {
+    /// Builds the agent; fails when the name is not an identifier.
+    pub fn build(self) -> Result<ParallelAgent> {
+        self.base.validate()?;
+        Ok(ParallelAgent { base: self.base })
+    }
+}

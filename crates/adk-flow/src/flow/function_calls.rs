@@ -1,0 +1,238 @@
+//! `handle_function_calls` of seed 000: runs the calls of one model response in parallel, each
+//! through its tool callbacks, and merges the responses into one event; and the events that ask the
+//! user for credentials or confirmations that tools requested.
+
+use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use adk_core::{
+    Content, Error, ErrorKind, Event, EventActions, FunctionCall, FunctionCallId, FunctionResponse,
+    Part, Result, Role, ToolConfirmation,
+};
+use adk_tool::{Tool, ToolContext as _};
+use futures::FutureExt as _;
+use serde_json::{Value, json};
+
+use super::{FlowToolContext, Step};
+use crate::Plugins;
+use crate::callbacks::first_some;
+
+/// The function the flow calls to ask the user to confirm a tool call.
+pub(crate) const REQUEST_CONFIRMATION_FUNCTION: &str = "adk_request_confirmation";
+
+/// The function the flow calls to ask the user for a tool's credentials.
+pub(crate) const REQUEST_CREDENTIAL_FUNCTION: &str = "adk_request_credential";
+
+/// Runs the function calls of `call_event` (only those in `only`, when given) concurrently and
+/// merges their responses into one event authored by the agent. Calls answered by a confirmation
+/// get it in their tool context. `None` when no call produced a response or an action.
+pub(crate) async fn handle_function_calls(
+    step: &Step,
+    call_event: &Event,
+    confirmations: &HashMap<FunctionCallId, ToolConfirmation>,
+    only: Option<&HashSet<FunctionCallId>>,
+) -> Result<Option<Event>> {
+    let calls: Vec<&FunctionCall> = call_event
+        .function_calls()
+        .filter(|call| only.is_none_or(|only| call.id.as_ref().is_some_and(|id| only.contains(id))))
+        .collect();
+    let outcomes = futures::future::join_all(calls.into_iter().map(|call| {
+        let confirmation = call
+            .id
+            .as_ref()
+            .and_then(|id| confirmations.get(id))
+            .cloned();
+        call_tool(step, call, confirmation)
+    }))
+    .await;
+
+    let mut parts = Vec::new();
+    let mut actions = EventActions::default();
+    for outcome in outcomes {
+        let (part, tool_actions) = outcome?;
+        parts.extend(part);
+        actions.merge(tool_actions);
+    }
+    if parts.is_empty() && actions.is_empty() {
+        return Ok(None);
+    }
+    let mut event = step.ctx.new_event().with_actions(actions);
+    if !parts.is_empty() {
+        event.response.content = Some(Content::new(Role::User, parts));
+    }
+    Ok(Some(event))
+}
+
+/// Runs one call: before-tool hooks, the tool (a failure or a panic becomes an error result, which
+/// on-tool-error hooks may replace), then after-tool hooks; at each hook plugins run first. Returns the response part
+/// (none for a long-running tool that gave no result yet) and the actions the tool recorded.
+async fn call_tool(
+    step: &Step,
+    call: &FunctionCall,
+    confirmation: Option<ToolConfirmation>,
+) -> Result<(Option<Part>, EventActions)> {
+    let Some(tool) = step.tools.get(&call.name) else {
+        let response = tool_not_found(&call.name, &step.tools);
+        return Ok((Some(response_part(call, response)), EventActions::default()));
+    };
+    let tool_ctx = Arc::new(FlowToolContext::new(
+        step.ctx.clone(),
+        call.id.clone(),
+        confirmation,
+    ));
+    let callbacks = &step.agent.callbacks;
+    let plugins = Plugins::of(&step.ctx);
+    let mut args = Value::Object(call.args.clone());
+
+    let mut result = None;
+    for plugin in plugins.iter() {
+        result = plugin
+            .before_tool(tool.as_ref(), &mut args, tool_ctx.as_ref())
+            .await?;
+        if result.is_some() {
+            break;
+        }
+    }
+    if result.is_none() {
+        result = first_some(&callbacks.before_tool, |callback| {
+            callback(tool_ctx.as_ref(), tool.as_ref(), &mut args)
+        })?;
+    }
+    let result = match result {
+        Some(result) => result,
+        None => match run_tool(tool, tool_ctx.clone(), args.clone()).await {
+            Ok(result) => result,
+            Err(error) => {
+                let mut recovered = None;
+                for plugin in plugins.iter() {
+                    recovered = plugin
+                        .on_tool_error(tool.as_ref(), &args, tool_ctx.as_ref(), &error)
+                        .await?;
+                    if recovered.is_some() {
+                        break;
+                    }
+                }
+                if recovered.is_none() {
+                    recovered = first_some(&callbacks.on_tool_error, |callback| {
+                        callback(tool_ctx.as_ref(), tool.as_ref(), &args, &error)
+                    })?;
+                }
+                recovered.unwrap_or_else(|| json!({"error": error.message()}))
+            }
+        },
+    };
+    let mut replaced = None;
+    for plugin in plugins.iter() {
+        replaced = plugin
+            .after_tool(tool.as_ref(), &args, tool_ctx.as_ref(), &result)
+            .await?;
+        if replaced.is_some() {
+            break;
+        }
+    }
+    if replaced.is_none() {
+        replaced = first_some(&callbacks.after_tool, |callback| {
+            callback(tool_ctx.as_ref(), tool.as_ref(), &args, &result)
+        })?;
+    }
+    let result = replaced.unwrap_or(result);
+
+    let actions = tool_ctx.callback_context().take_actions();
+    if tool.is_long_running() && result.is_null() {
+        return Ok((None, actions));
+    }
+    Ok((Some(response_part(call, result)), actions))
+}
+
+/// Runs the tool, turning a panic into an error so that one faulty tool cannot end the run.
+async fn run_tool(tool: &Arc<dyn Tool>, ctx: Arc<FlowToolContext>, args: Value) -> Result<Value> {
+    match AssertUnwindSafe(tool.run(ctx, args)).catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|text| (*text).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_owned());
+            Err(Error::new(
+                ErrorKind::Tool,
+                format!("tool '{}' panicked: {message}", tool.name()),
+            ))
+        }
+    }
+}
+
+fn response_part(call: &FunctionCall, result: Value) -> Part {
+    let mut response = FunctionResponse::new(call.name.clone(), result);
+    response.id = call.id.clone();
+    Part::function_response(response)
+}
+
+/// The response to a call of a tool the agent does not have: it names the tools it has, so that
+/// the model can correct itself.
+fn tool_not_found(name: &str, tools: &super::ToolMap) -> Value {
+    let mut available: Vec<&str> = tools.keys().map(String::as_str).collect();
+    available.sort_unstable();
+    json!({
+        "error": format!(
+            "tool '{name}' not found. Available tools: {}. The name may be misspelled or made up, \
+             or the tool is not registered with this agent; call one of the available tools instead.",
+            if available.is_empty() { "none".to_owned() } else { available.join(", ") }
+        )
+    })
+}
+
+/// The event that asks the user for the credentials tools requested, as calls of
+/// `adk_request_credential` that the client answers.
+pub(super) fn auth_request_event(step: &Step, response_event: &Event) -> Option<Event> {
+    let requested = &response_event.actions.requested_auth_configs;
+    if requested.is_empty() {
+        return None;
+    }
+    let calls = requested.iter().map(|(call_id, auth_config)| {
+        FunctionCall::new(
+            REQUEST_CREDENTIAL_FUNCTION,
+            json!({"functionCallId": call_id, "authConfig": auth_config}),
+        )
+    });
+    Some(request_event(step, calls))
+}
+
+/// The event that asks the user to confirm the calls tools marked, as calls of
+/// `adk_request_confirmation` carrying the original call and the confirmation asked for.
+pub(super) fn confirmation_request_event(
+    step: &Step,
+    call_event: &Event,
+    response_event: &Event,
+) -> Option<Event> {
+    let requested = &response_event.actions.requested_tool_confirmations;
+    if requested.is_empty() {
+        return None;
+    }
+    let calls = requested.iter().filter_map(|(call_id, confirmation)| {
+        let original = call_event
+            .function_calls()
+            .find(|call| call.id.as_ref() == Some(call_id))?;
+        Some(FunctionCall::new(
+            REQUEST_CONFIRMATION_FUNCTION,
+            json!({"originalFunctionCall": original, "toolConfirmation": confirmation}),
+        ))
+    });
+    Some(request_event(step, calls))
+}
+
+/// An event of client-side calls, each with a fresh id and marked long-running so that the
+/// invocation pauses until the user answers.
+fn request_event(step: &Step, calls: impl Iterator<Item = FunctionCall>) -> Event {
+    let calls: Vec<FunctionCall> = calls
+        .map(|call| call.with_id(step.ctx.ids().function_call_id()))
+        .collect();
+    let ids = calls.iter().filter_map(|call| call.id.clone()).collect();
+    let mut event = step.ctx.new_event().with_content(Content::new(
+        Role::User,
+        calls.into_iter().map(Part::function_call),
+    ));
+    event.long_running_tool_ids = Some(ids);
+    event
+}

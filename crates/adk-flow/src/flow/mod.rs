@@ -1,0 +1,211 @@
+//! The LLM flow of seed 000 (`base_flow`): [`run`] loops [`run_one_step`] until the agent gives a
+//! final response, transfers, or the invocation ends.
+//!
+//! A step reads top to bottom as the seed's steps: build the request, preprocess it, call the model,
+//! postprocess each response, finalize the model-response event, handle its function calls, ask for
+//! confirmations, emit structured output, and transfer to the chosen agent.
+
+mod function_calls;
+mod model_call;
+mod tool_context;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use adk_core::{
+    Agent, CallbackContext, Error, ErrorKind, Event, EventStream, InvocationContext, Llm,
+    LlmRequest, LlmResponse, Result,
+};
+use adk_tool::Tool;
+use async_stream::try_stream;
+use futures::StreamExt as _;
+
+use crate::LlmAgent;
+use crate::processors;
+
+pub(crate) use function_calls::{
+    REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION, handle_function_calls,
+};
+pub(crate) use tool_context::FlowToolContext;
+
+/// The tools of one step, by name.
+pub(crate) type ToolMap = HashMap<String, Arc<dyn Tool>>;
+
+/// What one step works with: the agent, its invocation, its model and the tools it offers.
+pub(crate) struct Step {
+    pub(crate) agent: Arc<LlmAgent>,
+    pub(crate) ctx: InvocationContext,
+    pub(crate) model: Arc<dyn Llm>,
+    pub(crate) tools: ToolMap,
+}
+
+impl Step {
+    fn new(agent: Arc<LlmAgent>, ctx: InvocationContext) -> Result<Self> {
+        let model = agent.resolve_model(&ctx)?;
+        Ok(Self {
+            agent,
+            ctx,
+            model,
+            tools: ToolMap::new(),
+        })
+    }
+}
+
+/// Runs the agent's steps until one ends the flow.
+pub(crate) fn run(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
+    Box::pin(try_stream! {
+        loop {
+            let mut outcome = StepOutcome::default();
+            let mut events = run_one_step(agent.clone(), ctx.clone());
+            while let Some(event) = events.next().await {
+                let event = event?;
+                outcome.observe(&event, agent.name());
+                yield event;
+            }
+            if outcome.ends_flow() || ctx.is_ended() {
+                break;
+            }
+        }
+    })
+}
+
+/// What the events of a step say about whether the flow goes on.
+#[derive(Default)]
+struct StepOutcome {
+    last_ends_turn: Option<bool>,
+    transferred: bool,
+}
+
+impl StepOutcome {
+    fn observe(&mut self, event: &Event, agent_name: &str) {
+        // A partial last event means the stream stopped mid-answer; calling the model again
+        // would repeat the turn, so it ends the flow like a final response does.
+        self.last_ends_turn = Some(event.is_final_response() || event.is_partial());
+        if event.author == agent_name && event.actions.transfer_to_agent.is_some() {
+            self.transferred = true;
+        }
+    }
+
+    fn ends_flow(&self) -> bool {
+        self.transferred || self.last_ends_turn != Some(false)
+    }
+}
+
+/// One step: one model call and the tool calls it asks for.
+fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
+    Box::pin(try_stream! {
+        let mut step = Step::new(agent, ctx.clone())?;
+        let mut request = LlmRequest::default();
+
+        for event in processors::resolve_and_resume(&mut step, &mut request).await? {
+            yield event;
+        }
+        processors::preprocess(&mut step, &mut request).await?;
+        if ctx.is_ended() {
+            return;
+        }
+
+        let callback_ctx = CallbackContext::new(ctx.clone());
+        let mut responses = model_call::call_llm(&step, &callback_ctx, request);
+        while let Some(response) = responses.next().await {
+            let mut response = response?;
+            for event in processors::postprocess(&step, &mut response).await? {
+                yield event;
+            }
+            if is_empty_response(&response) {
+                continue;
+            }
+            let model_event = finalize_model_response_event(&step, &callback_ctx, response);
+            yield model_event.clone();
+            if model_event.is_partial() || model_event.function_calls().next().is_none() {
+                continue;
+            }
+
+            let Some(response_event) =
+                handle_function_calls(&step, &model_event, &HashMap::new(), None).await?
+            else {
+                continue;
+            };
+            let auth_event = function_calls::auth_request_event(&step, &response_event);
+            let confirmation_event =
+                function_calls::confirmation_request_event(&step, &model_event, &response_event);
+            let structured_event =
+                processors::output_schema::structured_response_event(&step, &response_event);
+            let transfer_target = response_event.actions.transfer_to_agent.clone();
+            yield response_event;
+            if let Some(event) = auth_event {
+                yield event;
+            }
+            if let Some(event) = confirmation_event {
+                yield event;
+            }
+            if let Some(event) = structured_event {
+                yield event;
+            }
+            if let Some(target) = transfer_target {
+                let next = agent_to_run(&ctx, &target)?;
+                let mut events = next.clone().run(ctx.with_agent(next));
+                while let Some(event) = events.next().await {
+                    yield event?;
+                }
+                return;
+            }
+        }
+    })
+}
+
+/// A response with nothing to show or record (a keep-alive chunk, say) makes no event.
+fn is_empty_response(response: &LlmResponse) -> bool {
+    response.content.is_none() && response.error_code.is_none() && response.interrupted.is_none()
+}
+
+/// Turns a model response into the agent's event: ids for function calls that lack them, the ids
+/// of long-running calls, author and branch, and the state the model callbacks set.
+fn finalize_model_response_event(
+    step: &Step,
+    callback_ctx: &CallbackContext,
+    response: LlmResponse,
+) -> Event {
+    let mut event = step.ctx.new_event();
+    event.response = response;
+    if !event.is_partial() {
+        event.actions.merge(callback_ctx.take_actions());
+    }
+    let Some(content) = event.response.content.as_mut() else {
+        return event;
+    };
+    let mut long_running = Vec::new();
+    let mut has_calls = false;
+    for part in &mut content.parts {
+        if let adk_core::PartData::FunctionCall(call) = &mut part.data {
+            has_calls = true;
+            let id = call
+                .id
+                .get_or_insert_with(|| step.ctx.ids().function_call_id());
+            if step
+                .tools
+                .get(&call.name)
+                .is_some_and(|tool| tool.is_long_running())
+            {
+                long_running.push(id.clone());
+            }
+        }
+    }
+    if has_calls {
+        event.long_running_tool_ids = Some(long_running);
+    }
+    event
+}
+
+/// The agent a transfer names, anywhere in the tree.
+fn agent_to_run(ctx: &InvocationContext, name: &str) -> Result<Arc<dyn Agent>> {
+    ctx.agent_tree().find(name).cloned().ok_or_else(|| {
+        Error::new(
+            ErrorKind::Agent,
+            format!(
+                "agent '{}' asked to transfer to '{name}', which is not in the agent tree",
+                ctx.agent_name()
+            ),
+        )
+    })
+}

@@ -1,0 +1,80 @@
+//! `call_llm` of seed 000: the model call with its before-, after- and on-error callbacks.
+
+use adk_core::{CallbackContext, LlmRequest, LlmResponse, Result, StreamingMode};
+use async_stream::try_stream;
+use futures::StreamExt as _;
+use futures::stream::BoxStream;
+
+use super::Step;
+use crate::Plugins;
+use crate::callbacks::first_some;
+
+/// Calls the model, unless a before-model plugin or callback answers instead. Each response passes
+/// the after-model hooks; a failure passes the on-model-error hooks, which may recover. At each hook
+/// the plugins run first.
+pub(super) fn call_llm<'a>(
+    step: &'a Step,
+    callback_ctx: &'a CallbackContext,
+    mut request: LlmRequest,
+) -> BoxStream<'a, Result<LlmResponse>> {
+    Box::pin(try_stream! {
+        let callbacks = &step.agent.callbacks;
+        let plugins = Plugins::of(&step.ctx);
+        let mut answered = None;
+        for plugin in plugins.iter() {
+            answered = plugin.before_model(callback_ctx, &mut request).await?;
+            if answered.is_some() {
+                break;
+            }
+        }
+        if answered.is_none() {
+            answered = first_some(&callbacks.before_model, |callback| callback(callback_ctx, &mut request))?;
+        }
+        if let Some(response) = answered {
+            yield response;
+            return;
+        }
+        step.ctx.count_llm_call()?;
+        let streaming = step.ctx.run_config().streaming_mode == StreamingMode::Sse;
+        // The request is cloned cheaply (its history is shared) so that error hooks can see it.
+        let mut responses = step.model.generate(request.clone(), streaming);
+        while let Some(result) = responses.next().await {
+            let (response, failed) = match result {
+                Ok(response) => (response, false),
+                Err(error) => {
+                    let mut recovered = None;
+                    for plugin in plugins.iter() {
+                        recovered = plugin.on_model_error(callback_ctx, &request, &error).await?;
+                        if recovered.is_some() {
+                            break;
+                        }
+                    }
+                    if recovered.is_none() {
+                        recovered = first_some(&callbacks.on_model_error, |callback| {
+                            callback(callback_ctx, &request, &error)
+                        })?;
+                    }
+                    let Some(response) = recovered else {
+                        Err::<(), _>(error)?;
+                        return;
+                    };
+                    (response, true)
+                }
+            };
+            let mut replaced = None;
+            for plugin in plugins.iter() {
+                replaced = plugin.after_model(callback_ctx, &response).await?;
+                if replaced.is_some() {
+                    break;
+                }
+            }
+            if replaced.is_none() {
+                replaced = first_some(&callbacks.after_model, |callback| callback(callback_ctx, &response))?;
+            }
+            yield replaced.unwrap_or(response);
+            if failed {
+                break;
+            }
+        }
+    })
+}

@@ -1,0 +1,427 @@
+//! [`LlmAgent`]: an agent whose steps are model calls and tool calls, and its builder.
+
+use std::fmt;
+use std::sync::Arc;
+
+use adk_core::{
+    Agent, CallbackContext, Error, ErrorKind, Event, EventStream, GenerateContentConfig,
+    InvocationContext, Llm, LlmRequest, LlmResponse, ReadonlyContext, Result,
+};
+use adk_tool::{Tool, ToolContext, Toolset};
+use futures::StreamExt as _;
+use serde_json::Value;
+
+use crate::agent_lifecycle::AgentBase;
+use crate::agents::builder::agent_base_builder_methods;
+use crate::callbacks::Callbacks;
+use crate::{CodeExecutor, Planner};
+
+/// Makes an instruction from the invocation, for instructions that depend on more than state.
+/// Its result is used as it is: `{var}` placeholders in it are not filled in.
+pub type InstructionProvider = Arc<dyn Fn(&ReadonlyContext) -> Result<String> + Send + Sync>;
+
+/// Where an agent's instruction comes from.
+#[derive(Clone, Default)]
+pub(crate) enum Instruction {
+    #[default]
+    None,
+    /// A template: `{var}`, `{var?}`, `{app:var}`, `{artifact.name}` are filled in from the session.
+    Template(String),
+    /// A function of the invocation; its result is not templated.
+    Provider(InstructionProvider),
+}
+
+/// Which session history the model sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum IncludeContents {
+    /// The history of this agent's branch, other agents' turns shown as context.
+    #[default]
+    Default,
+    /// Only the current turn: from the latest message of the user or of another agent.
+    None,
+}
+
+/// An agent that thinks with a model: each step builds a request from the session, calls the model,
+/// runs the tools it asks for, and hands over to another agent when it transfers.
+///
+/// ```
+/// use std::sync::Arc;
+/// use adk_flow::LlmAgent;
+/// use adk_test::ScriptedModel;
+///
+/// let agent = LlmAgent::builder("weather_agent")
+///     .description("Answers questions about the weather.")
+///     .model(Arc::new(ScriptedModel::new("scripted")))
+///     .instruction("You answer in the user's language. The user is {user:name?}.")
+///     .output_key("last_answer")
+///     .build()
+///     .unwrap();
+/// assert_eq!(adk_core::Agent::name(&agent), "weather_agent");
+/// ```
+pub struct LlmAgent {
+    pub(crate) base: AgentBase,
+    pub(crate) model: Option<Arc<dyn Llm>>,
+    pub(crate) instruction: Instruction,
+    pub(crate) global_instruction: Instruction,
+    pub(crate) tools: Vec<Arc<dyn Tool>>,
+    pub(crate) toolsets: Vec<Arc<dyn Toolset>>,
+    pub(crate) generate_content_config: GenerateContentConfig,
+    pub(crate) include_contents: IncludeContents,
+    pub(crate) input_schema: Option<Value>,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) output_key: Option<String>,
+    pub(crate) disallow_transfer_to_parent: bool,
+    pub(crate) disallow_transfer_to_peers: bool,
+    pub(crate) planner: Option<Arc<dyn Planner>>,
+    pub(crate) code_executor: Option<Arc<dyn CodeExecutor>>,
+    pub(crate) callbacks: Callbacks,
+}
+
+impl LlmAgent {
+    /// Starts building an agent named `name` (an identifier: the model transfers by name).
+    pub fn builder(name: impl Into<String>) -> LlmAgentBuilder {
+        LlmAgentBuilder {
+            agent: LlmAgent {
+                base: AgentBase::new(name),
+                model: None,
+                instruction: Instruction::None,
+                global_instruction: Instruction::None,
+                tools: Vec::new(),
+                toolsets: Vec::new(),
+                generate_content_config: GenerateContentConfig::default(),
+                include_contents: IncludeContents::Default,
+                input_schema: None,
+                output_schema: None,
+                output_key: None,
+                disallow_transfer_to_parent: false,
+                disallow_transfer_to_peers: false,
+                planner: None,
+                code_executor: None,
+                callbacks: Callbacks::default(),
+            },
+        }
+    }
+
+    /// The model this agent calls: its own, else the nearest ancestor `LlmAgent`'s.
+    pub(crate) fn resolve_model(&self, ctx: &InvocationContext) -> Result<Arc<dyn Llm>> {
+        if let Some(model) = &self.model {
+            return Ok(model.clone());
+        }
+        let tree = ctx.agent_tree();
+        let mut name = self.base.name.as_str();
+        while let Some(parent) = tree.parent_of(name) {
+            if let Some(model) = parent
+                .downcast_ref::<LlmAgent>()
+                .and_then(|p| p.model.clone())
+            {
+                return Ok(model);
+            }
+            name = parent.name();
+        }
+        Err(Error::new(
+            ErrorKind::Config,
+            format!(
+                "agent '{}' has no model: set one with LlmAgentBuilder::model on it or an ancestor",
+                self.base.name
+            ),
+        ))
+    }
+
+    /// The JSON Schema the agent's answer follows, if set.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
+    }
+
+    /// The JSON Schema of the agent's input when used as a tool, if set.
+    pub fn input_schema(&self) -> Option<&Value> {
+        self.input_schema.as_ref()
+    }
+
+    /// Sets `output_key` in the event's state delta when the event is this agent's final answer.
+    fn save_output_to_state(&self, event: &mut Event) -> Result<()> {
+        let Some(key) = &self.output_key else {
+            return Ok(());
+        };
+        if event.author != self.base.name || event.is_partial() || !event.is_final_response() {
+            return Ok(());
+        }
+        let Some(text) = event.text() else {
+            return Ok(());
+        };
+        let value = match &self.output_schema {
+            Some(_) => serde_json::from_str(&text).map_err(|error| {
+                Error::new(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "agent '{}' has an output schema but its answer is not JSON ({error}): {text}",
+                        self.base.name
+                    ),
+                )
+            })?,
+            None => Value::String(text),
+        };
+        event.actions.state_delta.insert(key.clone(), value);
+        Ok(())
+    }
+}
+
+impl Agent for LlmAgent {
+    fn name(&self) -> &str {
+        &self.base.name
+    }
+
+    fn description(&self) -> &str {
+        &self.base.description
+    }
+
+    fn sub_agents(&self) -> &[Arc<dyn Agent>] {
+        &self.base.sub_agents
+    }
+
+    fn run(self: Arc<Self>, ctx: InvocationContext) -> EventStream {
+        let ctx = ctx.with_agent(self.clone());
+        let agent = self.clone();
+        self.base.run_with_callbacks(ctx, move |ctx| {
+            crate::flow::run(agent.clone(), ctx)
+                .map(move |event| {
+                    let mut event = event?;
+                    agent.save_output_to_state(&mut event)?;
+                    Ok(event)
+                })
+                .boxed()
+        })
+    }
+}
+
+impl fmt::Debug for LlmAgent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LlmAgent")
+            .field("name", &self.base.name)
+            .field(
+                "model",
+                &self.model.as_ref().map(|model| model.name().to_owned()),
+            )
+            .field(
+                "tools",
+                &self
+                    .tools
+                    .iter()
+                    .map(|tool| tool.name())
+                    .collect::<Vec<_>>(),
+            )
+            .field("sub_agents", &self.base.sub_agents)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`LlmAgent`]; made by [`LlmAgent::builder`].
+#[must_use]
+pub struct LlmAgentBuilder {
+    agent: LlmAgent,
+}
+
+agent_base_builder_methods!(LlmAgentBuilder, agent.base);
+
+impl LlmAgentBuilder {
+    /// The model; when unset, the nearest ancestor `LlmAgent`'s model is used.
+    pub fn model(mut self, model: Arc<dyn Llm>) -> Self {
+        self.agent.model = Some(model);
+        self
+    }
+
+    /// The instruction, a template: `{var}` is replaced by state `var` (an error when it is
+    /// missing), `{var?}` by state `var` or nothing, `{app:var}`, `{user:var}`, `{temp:var}` by
+    /// scoped state, `{artifact.name}` by the text of artifact `name`.
+    pub fn instruction(mut self, instruction: impl Into<String>) -> Self {
+        self.agent.instruction = Instruction::Template(instruction.into());
+        self
+    }
+
+    /// Makes the instruction with a function at each step; its result is not templated.
+    pub fn instruction_provider(
+        mut self,
+        provider: impl Fn(&ReadonlyContext) -> Result<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.agent.instruction = Instruction::Provider(Arc::new(provider));
+        self
+    }
+
+    /// An instruction for every agent of the tree; only the root agent's is used.
+    pub fn global_instruction(mut self, instruction: impl Into<String>) -> Self {
+        self.agent.global_instruction = Instruction::Template(instruction.into());
+        self
+    }
+
+    /// Makes the global instruction with a function; its result is not templated.
+    pub fn global_instruction_provider(
+        mut self,
+        provider: impl Fn(&ReadonlyContext) -> Result<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.agent.global_instruction = Instruction::Provider(Arc::new(provider));
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.agent.tools.push(tool);
+        self
+    }
+
+    /// Adds tools.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.agent.tools.extend(tools);
+        self
+    }
+
+    /// Adds a toolset, asked for its tools at each step.
+    pub fn toolset(mut self, toolset: Arc<dyn Toolset>) -> Self {
+        self.agent.toolsets.push(toolset);
+        self
+    }
+
+    /// Sampling and output settings of every model call.
+    pub fn generate_content_config(mut self, config: GenerateContentConfig) -> Self {
+        self.agent.generate_content_config = config;
+        self
+    }
+
+    /// Which history the model sees.
+    pub fn include_contents(mut self, include: IncludeContents) -> Self {
+        self.agent.include_contents = include;
+        self
+    }
+
+    /// The JSON Schema of the agent's input when it is used as a tool.
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.agent.input_schema = Some(schema);
+        self
+    }
+
+    /// The JSON Schema the agent's answer must follow. With tools, the agent answers through a
+    /// `set_model_response` tool instead of the provider's structured output.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.agent.output_schema = Some(schema);
+        self
+    }
+
+    /// Saves the agent's final answer (parsed JSON with an output schema) in this state key.
+    pub fn output_key(mut self, key: impl Into<String>) -> Self {
+        self.agent.output_key = Some(key.into());
+        self
+    }
+
+    /// Forbids the model to transfer back to the parent agent.
+    pub fn disallow_transfer_to_parent(mut self, disallow: bool) -> Self {
+        self.agent.disallow_transfer_to_parent = disallow;
+        self
+    }
+
+    /// Forbids the model to transfer to sibling agents.
+    pub fn disallow_transfer_to_peers(mut self, disallow: bool) -> Self {
+        self.agent.disallow_transfer_to_peers = disallow;
+        self
+    }
+
+    /// Plans before acting (a thinking config, or Plan-ReAct prompting).
+    pub fn planner(mut self, planner: Arc<dyn Planner>) -> Self {
+        self.agent.planner = Some(planner);
+        self
+    }
+
+    /// Runs code the model writes.
+    pub fn code_executor(mut self, executor: Arc<dyn CodeExecutor>) -> Self {
+        self.agent.code_executor = Some(executor);
+        self
+    }
+
+    /// Runs before each model call; see [`BeforeModelCallback`](crate::BeforeModelCallback).
+    pub fn before_model_callback(
+        mut self,
+        callback: impl Fn(&CallbackContext, &mut LlmRequest) -> Result<Option<LlmResponse>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.agent.callbacks.before_model.push(Arc::new(callback));
+        self
+    }
+
+    /// Runs after each model response; see [`AfterModelCallback`](crate::AfterModelCallback).
+    pub fn after_model_callback(
+        mut self,
+        callback: impl Fn(&CallbackContext, &LlmResponse) -> Result<Option<LlmResponse>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.agent.callbacks.after_model.push(Arc::new(callback));
+        self
+    }
+
+    /// Runs when a model call fails; see [`OnModelErrorCallback`](crate::OnModelErrorCallback).
+    pub fn on_model_error_callback(
+        mut self,
+        callback: impl Fn(&CallbackContext, &LlmRequest, &Error) -> Result<Option<LlmResponse>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.agent.callbacks.on_model_error.push(Arc::new(callback));
+        self
+    }
+
+    /// Runs before each tool call; see [`BeforeToolCallback`](crate::BeforeToolCallback).
+    pub fn before_tool_callback(
+        mut self,
+        callback: impl Fn(&dyn ToolContext, &dyn Tool, &mut Value) -> Result<Option<Value>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.agent.callbacks.before_tool.push(Arc::new(callback));
+        self
+    }
+
+    /// Runs after each successful tool call; see [`AfterToolCallback`](crate::AfterToolCallback).
+    pub fn after_tool_callback(
+        mut self,
+        callback: impl Fn(&dyn ToolContext, &dyn Tool, &Value, &Value) -> Result<Option<Value>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.agent.callbacks.after_tool.push(Arc::new(callback));
+        self
+    }
+
+    /// Runs when a tool call fails; see [`OnToolErrorCallback`](crate::OnToolErrorCallback).
+    pub fn on_tool_error_callback(
+        mut self,
+        callback: impl Fn(&dyn ToolContext, &dyn Tool, &Value, &Error) -> Result<Option<Value>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.agent.callbacks.on_tool_error.push(Arc::new(callback));
+        self
+    }
+
+    /// Builds the agent; fails when the name is not an identifier or two tools share a name.
+    pub fn build(self) -> Result<LlmAgent> {
+        let agent = self.agent;
+        agent.base.validate()?;
+        let mut names = std::collections::HashSet::new();
+        if let Some(duplicate) = agent.tools.iter().find(|tool| !names.insert(tool.name())) {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "agent '{}' has two tools named '{}'; tool names must be unique",
+                    agent.base.name,
+                    duplicate.name()
+                ),
+            ));
+        }
+        Ok(agent)
+    }
+}

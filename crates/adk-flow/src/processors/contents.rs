@@ -1,0 +1,321 @@
+//! `contents`: the session history the model sees (ADK's `ContentsRequestProcessor`).
+//!
+//! Events are kept when they have content, belong to this agent's branch, and are not the flow's
+//! own credential or confirmation requests. Other agents' turns are shown as context from the
+//! user. Function responses are placed right after the calls they answer (a long-running call's
+//! response may arrive many events later), and client-generated call ids are stripped.
+//!
+//! History grows by appending, so the converted contents of each (agent, branch) are cached for the
+//! invocation and each step converts only the events added since the last one: the cost of a step
+//! does not grow with the history. The rare reordering of a late response costs one shift.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use adk_core::{Content, Event, FunctionCallId, LlmRequest, Part, PartData, Role, USER_AUTHOR};
+use parking_lot::Mutex;
+use serde_json::Value;
+
+use super::file_uploads::clean_content;
+use crate::IncludeContents;
+use crate::flow::Step;
+use crate::flow::{REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION};
+
+pub(super) fn process(step: &Step, request: &mut LlmRequest) {
+    let options = Conversion {
+        agent_name: &step.agent.base.name,
+        branch: step.ctx.branch(),
+        drop_thoughts: step
+            .agent
+            .planner
+            .as_ref()
+            .is_some_and(|planner| planner.removes_thoughts_from_history()),
+    };
+    let session = step.ctx.session();
+    request.contents = match step.agent.include_contents {
+        IncludeContents::Default => {
+            let cache = step.ctx.invocation_data::<HistoryCache>();
+            let history = cache.branch(options.agent_name, options.branch);
+            let mut history = history.lock();
+            history.catch_up(&session.events, &options);
+            history.request_contents()
+        }
+        IncludeContents::None => current_turn(&session.events, &options),
+    };
+}
+
+/// How events become contents for one agent on one branch.
+struct Conversion<'a> {
+    agent_name: &'a str,
+    branch: Option<&'a str>,
+    drop_thoughts: bool,
+}
+
+/// An agent's name and its branch.
+type BranchKey = (String, Option<String>);
+
+/// The converted history of each (agent, branch) in this invocation.
+#[derive(Default)]
+pub(crate) struct HistoryCache {
+    branches: Mutex<HashMap<BranchKey, Arc<Mutex<BranchHistory>>>>,
+}
+
+impl HistoryCache {
+    fn branch(&self, agent_name: &str, branch: Option<&str>) -> Arc<Mutex<BranchHistory>> {
+        self.branches
+            .lock()
+            .entry((agent_name.to_owned(), branch.map(str::to_owned)))
+            .or_default()
+            .clone()
+    }
+}
+
+/// The contents built so far from a prefix of the session's events.
+#[derive(Default)]
+struct BranchHistory {
+    /// How many session events were converted.
+    seen: usize,
+    /// The contents in the order the model sees them.
+    contents: Arc<Vec<Content>>,
+    /// For the contents that hold function calls: the index of the content holding their
+    /// responses, once there is one.
+    responses_of: HashMap<usize, Option<usize>>,
+    /// The content index of each function call, by call id.
+    call_index: HashMap<FunctionCallId, usize>,
+    /// Where the response to each answered call is, among the parts of its responses' content.
+    response_part: HashMap<FunctionCallId, usize>,
+    /// Set when the newest event was a response placed after its call with other contents after
+    /// it (a long-running call's late result): the model then sees the history only up to that
+    /// response, as ADK shows it, and the contents in between again from the next event on.
+    latest_late_response: Option<usize>,
+}
+
+impl BranchHistory {
+    /// Converts the events added since the last call.
+    fn catch_up(&mut self, events: &[Event], options: &Conversion<'_>) {
+        if events.len() < self.seen {
+            // The session was replaced by a shorter one; start over.
+            *self = Self::default();
+        }
+        for event in &events[self.seen..] {
+            self.add(event, options);
+        }
+        self.seen = events.len();
+    }
+
+    fn request_contents(&self) -> Arc<Vec<Content>> {
+        match self.latest_late_response {
+            Some(end) => Arc::new(self.contents[..=end].to_vec()),
+            None => self.contents.clone(),
+        }
+    }
+
+    fn add(&mut self, event: &Event, options: &Conversion<'_>) {
+        if !is_included(event, options.branch) {
+            return;
+        }
+        self.latest_late_response = None;
+        let foreign = is_foreign(event, options.agent_name);
+        if !foreign && event.function_responses().next().is_some() {
+            self.add_responses(event);
+            return;
+        }
+        let Some(content) = convert(event, foreign, options) else {
+            return;
+        };
+        let index = self.contents.len();
+        if !foreign {
+            let mut has_calls = false;
+            for id in event.function_calls().filter_map(|call| call.id.clone()) {
+                self.call_index.insert(id, index);
+                has_calls = true;
+            }
+            if has_calls {
+                self.responses_of.insert(index, None);
+            }
+        }
+        Arc::make_mut(&mut self.contents).push(content);
+    }
+
+    /// Places each response after the content holding its call; responses to calls that are not in
+    /// this history are dropped, as the model could not relate them to anything.
+    fn add_responses(&mut self, event: &Event) {
+        let mut by_call: Vec<(usize, Vec<(FunctionCallId, Part)>)> = Vec::new();
+        for response in event.function_responses() {
+            let Some(id) = response.id.clone() else {
+                continue;
+            };
+            let Some(&call_index) = self.call_index.get(&id) else {
+                continue;
+            };
+            let mut part = Part::function_response(response.clone());
+            strip_client_id(&mut part);
+            match by_call.iter_mut().find(|(index, _)| *index == call_index) {
+                Some((_, parts)) => parts.push((id, part)),
+                None => by_call.push((call_index, vec![(id, part)])),
+            }
+        }
+        by_call.sort_by_key(|(index, _)| *index);
+        // Later calls first, so that an insertion does not move the calls still to place.
+        for (call_index, parts) in by_call.into_iter().rev() {
+            self.place_responses(call_index, parts);
+        }
+    }
+
+    fn place_responses(&mut self, call_index: usize, parts: Vec<(FunctionCallId, Part)>) {
+        let response_index = match self.responses_of.get(&call_index).copied().flatten() {
+            Some(index) => index,
+            None => {
+                let position = call_index + 1;
+                let contents = Arc::make_mut(&mut self.contents);
+                let late = position < contents.len();
+                contents.insert(position, Content::new(Role::User, []));
+                if late {
+                    self.shift_indices_from(position);
+                }
+                self.responses_of.insert(call_index, Some(position));
+                position
+            }
+        };
+        if response_index + 1 < self.contents.len() {
+            self.latest_late_response = Some(response_index);
+        }
+        let content = &mut Arc::make_mut(&mut self.contents)[response_index];
+        for (id, part) in parts {
+            // A newer response to the same call replaces the older one (a tool re-run after the
+            // user confirmed it, say).
+            match self.response_part.get(&id) {
+                Some(&index) => content.parts[index] = part,
+                None => {
+                    self.response_part.insert(id, content.parts.len());
+                    content.parts.push(part);
+                }
+            }
+        }
+    }
+
+    /// Moves every stored index at or after `position` one place on, after an insertion there.
+    fn shift_indices_from(&mut self, position: usize) {
+        let shift = |index: usize| if index >= position { index + 1 } else { index };
+        for index in self.call_index.values_mut() {
+            *index = shift(*index);
+        }
+        self.responses_of = self
+            .responses_of
+            .drain()
+            .map(|(call, response)| (shift(call), response.map(shift)))
+            .collect();
+    }
+}
+
+/// The current turn only: from the latest event of the user or of another agent.
+fn current_turn(events: &[Event], options: &Conversion<'_>) -> Arc<Vec<Content>> {
+    let start = events
+        .iter()
+        .rposition(|event| {
+            is_included(event, options.branch)
+                && (event.author == USER_AUTHOR || is_foreign(event, options.agent_name))
+        })
+        .unwrap_or(events.len());
+    let mut history = BranchHistory::default();
+    for event in &events[start..] {
+        history.add(event, options);
+    }
+    history.request_contents()
+}
+
+fn is_included(event: &Event, branch: Option<&str>) -> bool {
+    let Some(content) = event.content() else {
+        return false;
+    };
+    content.role.is_some()
+        && content.parts.iter().any(has_data)
+        && belongs_to_branch(event, branch)
+        && !is_request_for_user(event)
+}
+
+fn has_data(part: &Part) -> bool {
+    !matches!(&part.data, PartData::Text(text) if text.is_empty() && part.thought_signature.is_none())
+}
+
+/// An event belongs to branch `a.b` when it was made on `a.b` or on an ancestor branch (`a`).
+fn belongs_to_branch(event: &Event, branch: Option<&str>) -> bool {
+    match (branch, event.branch.as_deref()) {
+        (None, _) | (_, None) => true,
+        (Some(branch), Some(event_branch)) => {
+            branch == event_branch
+                || branch
+                    .strip_prefix(event_branch)
+                    .is_some_and(|rest| rest.starts_with('.'))
+        }
+    }
+}
+
+/// The flow's own requests for credentials or confirmations, and the user's answers to them: they
+/// are for the client, not for the model.
+fn is_request_for_user(event: &Event) -> bool {
+    let is_request =
+        |name: &str| name == REQUEST_CONFIRMATION_FUNCTION || name == REQUEST_CREDENTIAL_FUNCTION;
+    event.function_calls().any(|call| is_request(&call.name))
+        || event
+            .function_responses()
+            .any(|response| is_request(&response.name))
+}
+
+fn is_foreign(event: &Event, agent_name: &str) -> bool {
+    event.author != agent_name && event.author != USER_AUTHOR
+}
+
+fn convert(event: &Event, foreign: bool, options: &Conversion<'_>) -> Option<Content> {
+    let source = event.content()?;
+    let mut content = if foreign {
+        present_as_context(&event.author, source)?
+    } else {
+        source.clone()
+    };
+    clean_content(&mut content);
+    if options.drop_thoughts {
+        content.parts.retain(|part| !part.thought);
+    }
+    for part in &mut content.parts {
+        strip_client_id(part);
+    }
+    (!content.parts.is_empty()).then_some(content)
+}
+
+/// Another agent's turn, told to this agent by the user: `[author] said: ...`, calls and results
+/// described in text. Its thoughts are left out.
+fn present_as_context(author: &str, content: &Content) -> Option<Content> {
+    let mut parts = vec![Part::text("For context:")];
+    for part in content.parts.iter().filter(|part| !part.thought) {
+        let described = match &part.data {
+            PartData::Text(text) if text.trim().is_empty() => continue,
+            PartData::Text(text) => Part::text(format!("[{author}] said: {text}")),
+            PartData::FunctionCall(call) => Part::text(format!(
+                "[{author}] called tool `{}` with parameters: {}",
+                call.name,
+                Value::Object(call.args.clone())
+            )),
+            PartData::FunctionResponse(response) => Part::text(format!(
+                "[{author}] `{}` tool returned result: {}",
+                response.name,
+                Value::Object(response.response.clone())
+            )),
+            _ => part.clone(),
+        };
+        parts.push(described);
+    }
+    (parts.len() > 1).then(|| Content::new(Role::User, parts))
+}
+
+/// Removes an `adk-` id the client generated: the model never saw it.
+fn strip_client_id(part: &mut Part) {
+    let id = match &mut part.data {
+        PartData::FunctionCall(call) => &mut call.id,
+        PartData::FunctionResponse(response) => &mut response.id,
+        _ => return,
+    };
+    if id.as_ref().is_some_and(FunctionCallId::is_client_generated) {
+        *id = None;
+    }
+}

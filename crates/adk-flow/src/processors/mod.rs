@@ -1,0 +1,60 @@
+//! The request and response processors of seed 003, in the seed's order.
+//!
+//! Request processors build the `LlmRequest` of a step: `basic`, `tools`, `auth`,
+//! `request_confirmation`, `instructions`, `identity`, `contents`, `nl_planning`, `code_execution`,
+//! `output_schema`, `agent_transfer`, `file_uploads` (applied by `contents` as it converts each
+//! event, see its module). Response processors post-process each model
+//! response: `nl_planning`, then `code_execution`.
+//!
+//! The first four run in [`resolve_and_resume`], because `auth` and `request_confirmation` may
+//! resume tool calls: their events must reach the session before `contents` reads it. The rest run
+//! in [`preprocess`].
+
+mod agent_transfer;
+mod auth;
+mod basic;
+pub(crate) mod code_execution;
+pub(crate) mod contents;
+pub(crate) mod file_uploads;
+mod identity;
+mod instructions;
+pub(crate) mod nl_planning;
+pub(crate) mod output_schema;
+mod request_confirmation;
+mod resume;
+mod tools;
+
+use adk_core::{Event, LlmRequest, LlmResponse, Result};
+
+use crate::flow::Step;
+
+/// The processors up to `request_confirmation`: settings, tools, and the tool calls resumed by the
+/// user's credentials or confirmations. Returns the events of resumed calls.
+pub(crate) async fn resolve_and_resume(
+    step: &mut Step,
+    request: &mut LlmRequest,
+) -> Result<Vec<Event>> {
+    basic::process(step, request);
+    tools::process(step, request).await?;
+    let mut events = auth::process(step).await?;
+    events.extend(request_confirmation::process(step).await?);
+    Ok(events)
+}
+
+/// The processors from `instructions` on.
+pub(crate) async fn preprocess(step: &mut Step, request: &mut LlmRequest) -> Result<()> {
+    instructions::process(step, request).await?;
+    identity::process(step, request);
+    contents::process(step, request);
+    nl_planning::process_request(step, request);
+    code_execution::process_request(step, request);
+    output_schema::process_request(step, request);
+    agent_transfer::process(step, request);
+    Ok(())
+}
+
+/// The response processors; they may emit events of their own (code execution results).
+pub(crate) async fn postprocess(step: &Step, response: &mut LlmResponse) -> Result<Vec<Event>> {
+    nl_planning::process_response(step, response);
+    code_execution::process_response(step, response).await
+}

@@ -1,0 +1,628 @@
+//! The flow driven by a scripted model: each test is a script and the event log it must produce.
+//! Refresh the expected logs with `UPDATE_EXPECT=1 cargo test -p adk-flow`.
+
+mod support;
+
+use std::sync::Arc;
+
+use adk_core::{
+    Agent, Content, Error, ErrorKind, FinishReason, LlmResponse, Part, RunConfig, Session,
+    SessionKey, StreamingMode,
+};
+use adk_flow::{CustomAgent, IncludeContents, LlmAgent};
+use adk_test::{AgentRun, ScriptedModel};
+use expect_test::{Expect, expect};
+use futures::StreamExt as _;
+use serde_json::{Value, json};
+use support::{agent, long_running_tool, tool, weather_tool};
+
+fn check(run: &AgentRun, expected: Expect) {
+    expected.assert_eq(&run.render());
+}
+
+async fn run(agent: impl Agent, message: &str) -> AgentRun {
+    AgentRun::new(Arc::new(agent), message).await
+}
+
+/// The system instruction and the contents of the model's `n`th request, as text.
+fn request_log(model: &ScriptedModel, n: usize) -> String {
+    let request = &model.requests()[n];
+    let mut log = format!(
+        "system: {}\n",
+        request.system_instruction.as_deref().unwrap_or_default()
+    );
+    for content in request.contents.iter() {
+        log.push_str(&format!(
+            "{}: {}\n",
+            content.role.map(|role| role.as_str()).unwrap_or("-"),
+            serde_json::to_string(&content.parts).unwrap()
+        ));
+    }
+    let tools: Vec<&str> = request
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    log.push_str(&format!("tools: {tools:?}\n"));
+    log
+}
+
+#[tokio::test]
+async fn a_text_answer_is_one_final_event() {
+    let model = ScriptedModel::new("scripted").then_text("Hello!");
+    let run = run(agent("greeter", &model).build().unwrap(), "Hi").await;
+    check(
+        &run,
+        expect![[r#"
+        greeter: "Hello!"
+    "#]],
+    );
+    expect![[r#"
+        system: You are an agent named "greeter".
+        user: [{"text":"Hi"}]
+        tools: []
+    "#]]
+    .assert_eq(&request_log(&model, 0));
+    assert_eq!(model.requests()[0].model, "scripted");
+}
+
+#[tokio::test]
+async fn a_tool_call_is_answered_and_the_model_called_again() {
+    let model = ScriptedModel::new("scripted")
+        .then_call("get_weather", json!({"city": "Paris"}))
+        .then_text("It is sunny in Paris.");
+    let weather = agent("weather", &model)
+        .tool(weather_tool())
+        .output_key("answer")
+        .build()
+        .unwrap();
+    let run = run(weather, "Weather in Paris?").await;
+    check(
+        &run,
+        expect![[r#"
+        weather: call get_weather {"city":"Paris"}
+        weather: response get_weather {"city":"Paris","weather":"sunny"} [user:last_city="Paris"]
+        weather: "It is sunny in Paris." [answer="It is sunny in Paris."]
+    "#]],
+    );
+    // Client-generated call ids are stripped from what the model sees.
+    expect![[r#"
+        system: You are an agent named "weather".
+        user: [{"text":"Weather in Paris?"}]
+        model: [{"functionCall":{"args":{"city":"Paris"},"name":"get_weather"}}]
+        user: [{"functionResponse":{"name":"get_weather","response":{"city":"Paris","weather":"sunny"}}}]
+        tools: ["get_weather"]
+    "#]].assert_eq(&request_log(&model, 1));
+    assert_eq!(run.session.state["user:last_city"], "Paris");
+    assert_eq!(run.session.state["answer"], "It is sunny in Paris.");
+}
+
+#[tokio::test]
+async fn parallel_calls_are_merged_into_one_response_event() {
+    let model = ScriptedModel::new("scripted")
+        .then_calls(&[
+            ("get_weather", json!({"city": "Paris"})),
+            ("get_weather", json!({"city": "Oslo"})),
+        ])
+        .then_text("Sunny in both.");
+    let run = run(
+        agent("weather", &model)
+            .tool(weather_tool())
+            .build()
+            .unwrap(),
+        "Paris and Oslo?",
+    )
+    .await;
+    check(
+        &run,
+        expect![[r#"
+        weather: call get_weather {"city":"Paris"} call get_weather {"city":"Oslo"}
+        weather: response get_weather {"city":"Paris","weather":"sunny"} response get_weather {"city":"Oslo","weather":"sunny"} [user:last_city="Oslo"]
+        weather: "Sunny in both."
+    "#]],
+    );
+}
+
+#[tokio::test]
+async fn tools_run_concurrently() {
+    // Each call waits for the other to start: run one after the other, they would never finish.
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let waiting = support::AsyncTool::shared("wait_for_peer", move || {
+        let barrier = barrier.clone();
+        async move {
+            barrier.wait().await;
+            Ok(json!("done"))
+        }
+    });
+    let model = ScriptedModel::new("scripted")
+        .then_calls(&[("wait_for_peer", json!({})), ("wait_for_peer", json!({}))])
+        .then_text("Both done.");
+    let agent = agent("waiter", &model).tool(waiting).build().unwrap();
+    let run = tokio::time::timeout(std::time::Duration::from_secs(5), run(agent, "go"))
+        .await
+        .expect("the two calls ran concurrently");
+    assert!(run.error.is_none(), "{:?}", run.error);
+}
+
+#[tokio::test]
+async fn an_unknown_tool_gets_a_response_listing_the_available_tools() {
+    let model = ScriptedModel::new("scripted")
+        .then_call("get_wether", json!({"city": "Paris"}))
+        .then_text("Sorry.");
+    let run = run(
+        agent("weather", &model)
+            .tool(weather_tool())
+            .build()
+            .unwrap(),
+        "Paris?",
+    )
+    .await;
+    check(
+        &run,
+        expect![[r#"
+        weather: call get_wether {"city":"Paris"}
+        weather: response get_wether {"error":"tool 'get_wether' not found. Available tools: get_weather. The name may be misspelled or made up, or the tool is not registered with this agent; call one of the available tools instead."}
+        weather: "Sorry."
+    "#]],
+    );
+}
+
+#[tokio::test]
+async fn tool_errors_and_panics_become_responses_the_model_reads() {
+    let model = ScriptedModel::new("scripted")
+        .then_calls(&[("fails", json!({})), ("panics", json!({}))])
+        .then_text("Both tools failed.");
+    let agent = agent("fragile", &model)
+        .tool(tool("fails", |_, _| {
+            Err(Error::new(ErrorKind::Tool, "the disk is full"))
+        }))
+        .tool(tool("panics", |_, _| panic!("index out of bounds")))
+        .build()
+        .unwrap();
+    let run = run(agent, "go").await;
+    check(
+        &run,
+        expect![[r#"
+        fragile: call fails {} call panics {}
+        fragile: response fails {"error":"the disk is full"} response panics {"error":"tool 'panics' panicked: index out of bounds"}
+        fragile: "Both tools failed."
+    "#]],
+    );
+}
+
+#[tokio::test]
+async fn tool_callbacks_short_circuit_replace_and_recover() {
+    let model = ScriptedModel::new("scripted")
+        .then_calls(&[
+            ("get_weather", json!({"city": "Paris"})),
+            ("get_weather", json!({"city": "Cached"})),
+            ("fails", json!({})),
+        ])
+        .then_text("done");
+    let agent = agent("weather", &model)
+        .tool(weather_tool())
+        .tool(tool("fails", |_, _| {
+            Err(Error::new(ErrorKind::Tool, "boom"))
+        }))
+        .before_tool_callback(|_, tool, args| {
+            if args["city"] == "Cached" {
+                return Ok(Some(json!({"weather": "from cache"})));
+            }
+            if tool.name() == "get_weather" {
+                args["city"] = json!("PARIS");
+            }
+            Ok(None)
+        })
+        .after_tool_callback(|_, _, args, result| {
+            Ok((args["city"] == "PARIS")
+                .then(|| json!({"weather": result["weather"], "checked": true})))
+        })
+        .on_tool_error_callback(|_, tool, _, error| {
+            Ok(Some(
+                json!({"recovered": format!("{} failed: {}", tool.name(), error.message())}),
+            ))
+        })
+        .build()
+        .unwrap();
+    let run = run(agent, "go").await;
+    check(
+        &run,
+        expect![[r#"
+        weather: call get_weather {"city":"Paris"} call get_weather {"city":"Cached"} call fails {}
+        weather: response get_weather {"checked":true,"weather":"sunny"} response get_weather {"weather":"from cache"} response fails {"recovered":"fails failed: boom"} [user:last_city="PARIS"]
+        weather: "done"
+    "#]],
+    );
+}
+
+#[tokio::test]
+async fn model_callbacks_short_circuit_replace_and_recover() {
+    // No model turn is scripted: the before-model callback answers instead of the model.
+    let model = ScriptedModel::new("scripted");
+    let short_circuit = agent("cached", &model)
+        .before_model_callback(|ctx, _| {
+            ctx.set_state("served_from", json!("cache"));
+            Ok(Some(LlmResponse::new(Content::model("cached answer"))))
+        })
+        .build()
+        .unwrap();
+    check(
+        &run(short_circuit, "q").await,
+        expect![[r#"
+        cached: "cached answer" [served_from="cache"]
+    "#]],
+    );
+    assert!(model.requests().is_empty());
+
+    let model = ScriptedModel::new("scripted").then_text("raw");
+    let replaced = agent("polite", &model)
+        .after_model_callback(|_, response| {
+            let text = response
+                .content
+                .as_ref()
+                .and_then(Content::text)
+                .unwrap_or_default();
+            Ok(Some(LlmResponse::new(Content::model(format!(
+                "{text}, please"
+            )))))
+        })
+        .build()
+        .unwrap();
+    check(
+        &run(replaced, "q").await,
+        expect![[r#"
+        polite: "raw, please"
+    "#]],
+    );
+
+    let model = ScriptedModel::new("scripted").then_fail("503 overloaded");
+    let recovered = agent("resilient", &model)
+        .on_model_error_callback(|_, request, error| {
+            Ok(Some(LlmResponse::new(Content::model(format!(
+                "fallback for {} after: {}",
+                request.model,
+                error.message()
+            )))))
+        })
+        .build()
+        .unwrap();
+    check(
+        &run(recovered, "q").await,
+        expect![[r#"
+        resilient: "fallback for scripted after: 503 overloaded"
+    "#]],
+    );
+
+    let model = ScriptedModel::new("scripted").then_fail("503 overloaded");
+    check(
+        &run(agent("fragile", &model).build().unwrap(), "q").await,
+        expect![[r#"
+        error: model: 503 overloaded
+    "#]],
+    );
+}
+
+#[tokio::test]
+async fn agent_callbacks_skip_the_run_or_add_an_event() {
+    let model = ScriptedModel::new("scripted");
+    let gated = agent("gated", &model)
+        .before_agent_callback(|ctx| {
+            ctx.set_state("gate", json!("closed"));
+            Ok(Some(Content::model("The service is closed today.")))
+        })
+        .build()
+        .unwrap();
+    check(
+        &run(gated, "q").await,
+        expect![[r#"
+        gated: "The service is closed today." [gate="closed"]
+    "#]],
+    );
+    assert!(model.requests().is_empty());
+
+    let model = ScriptedModel::new("scripted").then_text("answer");
+    let signed = agent("signed", &model)
+        .after_agent_callback(|_| Ok(Some(Content::model("-- signed"))))
+        .build()
+        .unwrap();
+    check(
+        &run(signed, "q").await,
+        expect![[r#"
+        signed: "answer"
+        signed: "-- signed"
+    "#]],
+    );
+}
+
+#[tokio::test]
+async fn instructions_are_templated_from_state() {
+    let model = ScriptedModel::new("scripted").then_text("ok");
+    let root = agent("assistant", &model)
+        .description("Helps with anything.")
+        .global_instruction("Be brief.")
+        .instruction(
+            "Greet {user:name}. Mood: {mood?}. Keep {\"json\": true} and {not a var}. Count: {count}.",
+        )
+        .build()
+        .unwrap();
+    let mut session = Session::new(SessionKey::new("app", "u", "s"));
+    session
+        .state
+        .insert("user:name".into(), json!("Ada {mood}"));
+    session.state.insert("count".into(), json!(3));
+    let run = AgentRun::on_session(
+        Arc::new(root),
+        session,
+        Content::user("hi"),
+        RunConfig::default(),
+    )
+    .await;
+    assert!(run.error.is_none(), "{:?}", run.error);
+    // A substituted value is not templated again: `{mood}` inside the name stays as it is.
+    expect![[r#"
+        system: Be brief.
+
+        Greet Ada {mood}. Mood: . Keep {"json": true} and {not a var}. Count: 3.
+
+        You are an agent named "assistant". Your description: Helps with anything.
+        user: [{"text":"hi"}]
+        tools: []
+    "#]]
+    .assert_eq(&request_log(&model, 0));
+}
+
+#[tokio::test]
+async fn a_missing_state_variable_is_a_clear_error() {
+    let model = ScriptedModel::new("scripted").then_text("ok");
+    let run = run(
+        agent("assistant", &model)
+            .instruction("Hello {name}")
+            .build()
+            .unwrap(),
+        "hi",
+    )
+    .await;
+    check(
+        &run,
+        expect![[r#"
+        error: invalid_input: the instruction of agent 'assistant' uses state variable `name`, which is not set; set it, or write `{name?}` to make it optional
+    "#]],
+    );
+}
+
+#[tokio::test]
+async fn an_instruction_provider_is_not_templated() {
+    let model = ScriptedModel::new("scripted").then_text("ok");
+    let agent = agent("assistant", &model)
+        .instruction_provider(|ctx| Ok(format!("Literal {{braces}} for {}", ctx.agent_name())))
+        .build()
+        .unwrap();
+    let run = run(agent, "hi").await;
+    assert!(run.error.is_none(), "{:?}", run.error);
+    expect![[r#"
+        system: Literal {braces} for assistant
+
+        You are an agent named "assistant".
+        user: [{"text":"hi"}]
+        tools: []
+    "#]]
+    .assert_eq(&request_log(&model, 0));
+}
+
+#[tokio::test]
+async fn include_contents_none_sends_only_the_current_turn() {
+    let model = ScriptedModel::new("scripted").then_text("second answer");
+    let mut session = Session::new(SessionKey::new("app", "u", "s"));
+    let earlier = AgentRun::on_session(
+        Arc::new(
+            agent(
+                "forgetful",
+                &ScriptedModel::new("m").then_text("first answer"),
+            )
+            .build()
+            .unwrap(),
+        ),
+        session.clone(),
+        Content::user("first question"),
+        RunConfig::default(),
+    )
+    .await;
+    session.events = earlier.session.events;
+    let forgetful = agent("forgetful", &model)
+        .include_contents(IncludeContents::None)
+        .build()
+        .unwrap();
+    AgentRun::on_session(
+        Arc::new(forgetful),
+        session,
+        Content::user("second question"),
+        RunConfig::default(),
+    )
+    .await;
+    expect![[r#"
+        system: You are an agent named "forgetful".
+        user: [{"text":"second question"}]
+        tools: []
+    "#]]
+    .assert_eq(&request_log(&model, 0));
+}
+
+#[tokio::test]
+async fn streaming_yields_partial_events_then_the_aggregate() {
+    let chunk = |text: &str| {
+        let mut response = LlmResponse::new(Content::model(text));
+        response.partial = Some(true);
+        response
+    };
+    let mut last = LlmResponse::new(Content::model("It is sunny."));
+    last.finish_reason = Some(FinishReason::Stop);
+    last.turn_complete = Some(true);
+    let model =
+        ScriptedModel::new("scripted").then_stream(vec![chunk("It is "), chunk("sunny."), last]);
+    let run = AgentRun::on_session(
+        Arc::new(agent("streamer", &model).build().unwrap()),
+        Session::new(SessionKey::new("app", "u", "s")),
+        Content::user("weather?"),
+        RunConfig::default().with_streaming_mode(StreamingMode::Sse),
+    )
+    .await;
+    check(
+        &run,
+        expect![[r#"
+        streamer: (partial) "It is "
+        streamer: (partial) "sunny."
+        streamer: "It is sunny."
+    "#]],
+    );
+    assert_eq!(run.session.events.len(), 2, "partial events are not stored");
+}
+
+#[tokio::test]
+async fn a_long_running_tool_without_result_pauses_the_agent() {
+    let model = ScriptedModel::new("scripted").then_call("start_job", json!({"job": "backup"}));
+    let agent = agent("operator", &model)
+        .tool(long_running_tool("start_job", |_, _| Ok(Value::Null)))
+        .build()
+        .unwrap();
+    let run = run(agent, "back up").await;
+    check(
+        &run,
+        expect![[r#"
+        operator: call start_job {"job":"backup"} [long-running 1]
+    "#]],
+    );
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "the model is not called until the job reports"
+    );
+}
+
+#[tokio::test]
+async fn a_late_response_of_a_long_running_call_is_placed_after_its_call() {
+    let model = ScriptedModel::new("scripted")
+        .then_call("start_job", json!({"job": "backup"}))
+        .then_text("Started the backup.");
+    let operator = agent("operator", &model)
+        .tool(long_running_tool("start_job", |_, _| {
+            Ok(json!({"status": "pending"}))
+        }))
+        .build()
+        .unwrap();
+    let first = run(operator, "back up").await;
+    let call_id = first.events[0]
+        .function_calls()
+        .next()
+        .unwrap()
+        .id
+        .clone()
+        .unwrap();
+
+    // The user reports the job's end as a response to the original call, then chats on.
+    let model = ScriptedModel::new("scripted").then_text("The backup finished.");
+    let operator = agent("operator", &model)
+        .tool(long_running_tool("start_job", |_, _| Ok(Value::Null)))
+        .build()
+        .unwrap();
+    let report = Content::new(
+        adk_core::Role::User,
+        [Part::function_response(
+            adk_core::FunctionResponse::new("start_job", json!({"status": "done"}))
+                .with_id(call_id),
+        )],
+    );
+    AgentRun::on_session(
+        Arc::new(operator),
+        first.session,
+        report,
+        RunConfig::default(),
+    )
+    .await;
+    expect![[r#"
+        system: You are an agent named "operator".
+        user: [{"text":"back up"}]
+        model: [{"functionCall":{"args":{"job":"backup"},"name":"start_job"}}]
+        user: [{"functionResponse":{"name":"start_job","response":{"status":"done"}}}]
+        tools: ["start_job"]
+    "#]]
+    .assert_eq(&request_log(&model, 0));
+}
+
+#[tokio::test]
+async fn the_llm_call_limit_ends_the_run_with_a_typed_error() {
+    let model = ScriptedModel::new("scripted")
+        .then_call("get_weather", json!({"city": "Paris"}))
+        .then_call("get_weather", json!({"city": "Oslo"}));
+    let run = AgentRun::on_session(
+        Arc::new(
+            agent("weather", &model)
+                .tool(weather_tool())
+                .build()
+                .unwrap(),
+        ),
+        Session::new(SessionKey::new("app", "u", "s")),
+        Content::user("q"),
+        RunConfig::default().with_max_llm_calls(1),
+    )
+    .await;
+    assert_eq!(
+        run.error.as_ref().map(Error::kind),
+        Some(ErrorKind::LlmCallsLimitExceeded)
+    );
+    check(
+        &run,
+        expect![[r#"
+        weather: call get_weather {"city":"Paris"}
+        weather: response get_weather {"city":"Paris","weather":"sunny"} [user:last_city="Paris"]
+        error: llm_calls_limit_exceeded: the invocation exceeded its limit of 1 model calls; raise RunConfig::max_llm_calls if this is expected
+    "#]],
+    );
+}
+
+#[tokio::test]
+async fn the_model_is_inherited_from_an_ancestor_and_required() {
+    let model = ScriptedModel::new("inherited").then_text("child speaks");
+    let child = LlmAgent::builder("child").build().unwrap();
+    let root = agent("root", &model)
+        .sub_agent(Arc::new(child))
+        .build()
+        .unwrap();
+    let root: Arc<dyn Agent> = Arc::new(root);
+    let child = root.sub_agents()[0].clone();
+    let ctx = adk_core::InvocationContext::builder(child.clone(), Session::default())
+        .agent_tree(adk_core::AgentTree::new(root).unwrap())
+        .build()
+        .unwrap();
+    let events: Vec<_> = child.run(ctx).collect().await;
+    assert_eq!(
+        events[0].as_ref().unwrap().text().as_deref(),
+        Some("child speaks")
+    );
+    assert_eq!(model.requests()[0].model, "inherited");
+
+    let orphan = LlmAgent::builder("orphan").build().unwrap();
+    check(
+        &run(orphan, "q").await,
+        expect![[r#"
+        error: config: agent 'orphan' has no model: set one with LlmAgentBuilder::model on it or an ancestor
+    "#]],
+    );
+}
+
+#[tokio::test]
+async fn agent_names_and_tool_names_are_validated() {
+    let model = ScriptedModel::new("scripted");
+    let error = agent("not valid", &model).build().unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Config);
+    let error = agent("twice", &model)
+        .tool(weather_tool())
+        .tool(weather_tool())
+        .build()
+        .unwrap_err();
+    assert!(
+        error.message().contains("two tools named 'get_weather'"),
+        "{error}"
+    );
+    let custom = CustomAgent::builder("1st", |_| futures::stream::empty().boxed()).build();
+    assert!(custom.is_err());
+}

@@ -1,0 +1,128 @@
+//! Helpers of the flow's tests: tools made from closures, and agents built on a scripted model.
+
+// Each test binary compiles this module and uses only part of it.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use adk_core::{FunctionDeclaration, Result};
+use adk_flow::{LlmAgent, LlmAgentBuilder};
+use adk_test::ScriptedModel;
+use adk_tool::{Tool, ToolContext};
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+type ToolFn = dyn Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync;
+
+/// A tool whose body is a closure.
+pub(crate) struct TestTool {
+    name: String,
+    long_running: bool,
+    body: Arc<ToolFn>,
+}
+
+#[async_trait]
+impl Tool for TestTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        "a test tool"
+    }
+
+    fn declaration(&self) -> Option<FunctionDeclaration> {
+        Some(
+            FunctionDeclaration::new(&self.name, "a test tool")
+                .with_parameters(json!({"type": "object"})),
+        )
+    }
+
+    fn is_long_running(&self) -> bool {
+        self.long_running
+    }
+
+    async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
+        (self.body)(ctx.as_ref(), args)
+    }
+}
+
+/// A tool named `name` that runs `body`.
+pub(crate) fn tool(
+    name: &str,
+    body: impl Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
+) -> Arc<dyn Tool> {
+    Arc::new(TestTool {
+        name: name.to_owned(),
+        long_running: false,
+        body: Arc::new(body),
+    })
+}
+
+/// A long-running tool named `name` that runs `body`.
+pub(crate) fn long_running_tool(
+    name: &str,
+    body: impl Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
+) -> Arc<dyn Tool> {
+    Arc::new(TestTool {
+        name: name.to_owned(),
+        long_running: true,
+        body: Arc::new(body),
+    })
+}
+
+/// `get_weather`: sunny everywhere, and remembers the city in `user:last_city`.
+pub(crate) fn weather_tool() -> Arc<dyn Tool> {
+    tool("get_weather", |ctx, args| {
+        ctx.set_state("user:last_city", args["city"].clone());
+        Ok(json!({"weather": "sunny", "city": args["city"]}))
+    })
+}
+
+/// An agent builder on `model`.
+pub(crate) fn agent(name: &str, model: &ScriptedModel) -> LlmAgentBuilder {
+    LlmAgent::builder(name).model(Arc::new(model.clone()))
+}
+
+/// A tool whose body is an async closure without arguments.
+pub(crate) struct AsyncTool<F> {
+    name: String,
+    body: F,
+}
+
+impl<F, Fut> AsyncTool<F>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Value>> + Send + 'static,
+{
+    /// A tool named `name` that awaits `body()`.
+    pub(crate) fn shared(name: &str, body: F) -> Arc<dyn Tool> {
+        Arc::new(Self {
+            name: name.to_owned(),
+            body,
+        })
+    }
+}
+
+#[async_trait]
+impl<F, Fut> Tool for AsyncTool<F>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Value>> + Send + 'static,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        "an async test tool"
+    }
+
+    fn declaration(&self) -> Option<FunctionDeclaration> {
+        Some(FunctionDeclaration::new(&self.name, "an async test tool"))
+    }
+
+    async fn run(&self, _ctx: Arc<dyn ToolContext>, _args: Value) -> Result<Value> {
+        (self.body)().await
+    }
+}

@@ -1,0 +1,352 @@
+//! A loopback HTTP server that answers with recorded or scripted responses, in order, and keeps
+//! the requests it received so tests can compare them with the recording.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::response::Response;
+use axum::serve::ListenerExt as _;
+use bytes::Bytes;
+use parking_lot::Mutex;
+
+use crate::Exchange;
+
+/// One scripted response: status, headers, and a body written in chunks, optionally slowly or cut
+/// off mid-way.
+#[derive(Debug, Clone)]
+pub struct MockResponse {
+    status: u16,
+    headers: Vec<(String, String)>,
+    chunks: Vec<Bytes>,
+    delay_before_headers: Duration,
+    delay_between_chunks: Duration,
+    cut_after_chunks: bool,
+}
+
+impl MockResponse {
+    /// A response of `status` whose body is written in one piece.
+    pub fn new(status: u16, body: impl Into<Bytes>) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            chunks: vec![body.into()],
+            delay_before_headers: Duration::ZERO,
+            delay_between_chunks: Duration::ZERO,
+            cut_after_chunks: false,
+        }
+    }
+
+    /// A JSON response.
+    pub fn json(status: u16, body: &serde_json::Value) -> Self {
+        Self::new(status, body.to_string()).header("content-type", "application/json")
+    }
+
+    /// An SSE response whose body is `body`, written and flushed one event at a time.
+    pub fn sse(body: &str) -> Self {
+        Self::new(200, Bytes::new())
+            .header("content-type", "text/event-stream")
+            .with_chunks(split_events(body))
+    }
+
+    /// The recorded response of `exchange`; an SSE body is written one event at a time.
+    pub fn from_exchange(exchange: &Exchange) -> Self {
+        let is_sse = exchange
+            .response_header("content-type")
+            .is_some_and(|kind| kind.contains("event-stream"));
+        let mut response = Self::new(exchange.status, exchange.response_body.clone());
+        if is_sse {
+            response = response.with_chunks(split_events(&exchange.response_text()));
+        }
+        response.headers = exchange.response_headers.clone();
+        response
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Replaces the body with `chunks`, each written and flushed separately.
+    pub fn with_chunks(mut self, chunks: impl IntoIterator<Item = impl Into<Bytes>>) -> Self {
+        self.chunks = chunks.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Waits `delay` before sending the status line.
+    pub fn delay_headers(mut self, delay: Duration) -> Self {
+        self.delay_before_headers = delay;
+        self
+    }
+
+    /// Waits `delay` before each body chunk after the first.
+    pub fn delay_chunks(mut self, delay: Duration) -> Self {
+        self.delay_between_chunks = delay;
+        self
+    }
+
+    /// Aborts the connection after the last chunk instead of ending the body cleanly.
+    pub fn cut(mut self) -> Self {
+        self.cut_after_chunks = true;
+        self
+    }
+
+    fn into_response(self) -> Response {
+        let Self {
+            status,
+            headers,
+            chunks,
+            delay_between_chunks,
+            cut_after_chunks,
+            ..
+        } = self;
+        let body = futures::stream::unfold(
+            (chunks.into_iter(), true, false),
+            move |(mut chunks, first, done)| async move {
+                if done {
+                    return None;
+                }
+                match chunks.next() {
+                    Some(chunk) => {
+                        if !first && !delay_between_chunks.is_zero() {
+                            tokio::time::sleep(delay_between_chunks).await;
+                        }
+                        Some((Ok::<_, std::io::Error>(chunk), (chunks, false, false)))
+                    }
+                    None if cut_after_chunks => Some((
+                        Err(std::io::Error::other("mock server cut the stream")),
+                        (chunks, false, true),
+                    )),
+                    None => None,
+                }
+            },
+        );
+        let mut response = Response::new(Body::from_stream(body));
+        *response.status_mut() =
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        for (name, value) in headers {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::try_from(name.as_str()),
+                HeaderValue::try_from(value.as_str()),
+            ) {
+                response.headers_mut().append(name, value);
+            }
+        }
+        response
+    }
+}
+
+/// Splits an SSE body after each blank line (LF or CRLF), keeping every byte.
+fn split_events(body: &str) -> Vec<Bytes> {
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    let bytes = body.as_bytes();
+    let mut index = 0;
+    while index < bytes.len() {
+        let end = if bytes[index..].starts_with(b"\r\n\r\n") {
+            Some(index + 4)
+        } else if bytes[index..].starts_with(b"\n\n") {
+            Some(index + 2)
+        } else {
+            None
+        };
+        match end {
+            Some(end) => {
+                chunks.push(Bytes::copy_from_slice(&bytes[start..end]));
+                start = end;
+                index = end;
+            }
+            None => index += 1,
+        }
+    }
+    if start < bytes.len() {
+        chunks.push(Bytes::copy_from_slice(&bytes[start..]));
+    }
+    chunks
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct ReceivedRequest {
+    /// The HTTP method.
+    pub method: String,
+    /// The path, without the query.
+    pub path: String,
+    /// The query string without `?`, empty when there is none.
+    pub query: String,
+    /// The headers, names lower case.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Bytes,
+}
+
+impl ReceivedRequest {
+    /// The body parsed as JSON.
+    ///
+    /// # Panics
+    ///
+    /// When the body is not JSON, showing it.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|error| {
+            panic!(
+                "request body is not JSON ({error}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    /// The value of header `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+struct Shared {
+    queue: Mutex<VecDeque<MockResponse>>,
+    repeat: Option<MockResponse>,
+    received: Mutex<Vec<ReceivedRequest>>,
+}
+
+/// A loopback HTTP/1.1 server that answers each request with the next queued response, whatever
+/// its path, and records what it received. It stops when dropped.
+///
+/// When the queue is empty it answers `599` with a message saying so, which a test notices.
+pub struct MockServer {
+    address: SocketAddr,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl MockServer {
+    /// Starts a server that answers with `responses` in order. Needs a running tokio runtime.
+    pub async fn start(responses: impl IntoIterator<Item = MockResponse>) -> Self {
+        Self::start_with(responses.into_iter().collect(), None).await
+    }
+
+    /// Starts a server that replays the recorded responses of `exchanges` in order.
+    pub async fn replay(exchanges: &[Exchange]) -> Self {
+        Self::start(exchanges.iter().map(MockResponse::from_exchange)).await
+    }
+
+    /// Starts a server that answers every request with `response` (for benchmarks); it keeps only
+    /// the latest request, so that memory stays flat over millions of calls.
+    pub async fn repeating(response: MockResponse) -> Self {
+        Self::start_with(VecDeque::new(), Some(response)).await
+    }
+
+    async fn start_with(queue: VecDeque<MockResponse>, repeat: Option<MockResponse>) -> Self {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(queue),
+            repeat,
+            received: Mutex::new(Vec::new()),
+        });
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("binding a loopback port for the mock server");
+        let address = listener.local_addr().expect("the mock server's address");
+        let listener = listener.tap_io(|stream| {
+            // Without TCP_NODELAY each small SSE write waits for the client's delayed ACK.
+            let _ = stream.set_nodelay(true);
+        });
+        let app = axum::Router::new()
+            .fallback(answer)
+            .with_state(Arc::clone(&shared));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self {
+            address,
+            shared,
+            task,
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`, without a trailing slash.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// The requests received so far, in order.
+    pub fn requests(&self) -> Vec<ReceivedRequest> {
+        self.shared.received.lock().clone()
+    }
+
+    /// How many queued responses were not asked for.
+    pub fn remaining(&self) -> usize {
+        self.shared.queue.lock().len()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    {
+        let mut received = shared.received.lock();
+        if shared.repeat.is_some() {
+            received.clear();
+        }
+        received.push(ReceivedRequest {
+            method: parts.method.to_string(),
+            path: parts.uri.path().to_owned(),
+            query: parts.uri.query().unwrap_or_default().to_owned(),
+            headers: parts
+                .headers
+                .iter()
+                .map(|(name, value)| {
+                    (
+                        name.as_str().to_owned(),
+                        String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+            body,
+        });
+    }
+    let next = shared
+        .queue
+        .lock()
+        .pop_front()
+        .or_else(|| shared.repeat.clone());
+    match next {
+        Some(response) => {
+            if !response.delay_before_headers.is_zero() {
+                tokio::time::sleep(response.delay_before_headers).await;
+            }
+            response.into_response()
+        }
+        None => {
+            MockResponse::new(599, "mock server: no response left in the queue").into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_bodies_split_after_each_blank_line() {
+        let chunks = split_events(": c\n\ndata: 1\r\n\r\ndata: 2\n\ntail");
+        let chunks: Vec<_> = chunks.iter().map(|chunk| chunk.as_ref()).collect();
+        assert_eq!(
+            chunks,
+            [&b": c\n\n"[..], b"data: 1\r\n\r\n", b"data: 2\n\n", b"tail"]
+        );
+    }
+}

@@ -1,0 +1,32 @@
+//! `exit_loop`: lets a model end the loop agent it runs in.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::NoArgs;
+use crate::{FunctionTool, ToolContext};
+
+/// The `exit_loop` tool: asks the enclosing loop agent to stop (escalate) and skips summarising
+/// its response, as ADK's `exit_loop` does. It answers `null`.
+///
+/// ```
+/// use adk_tool::Tool;
+///
+/// let tool = adk_tool::builtin::exit_loop();
+/// assert_eq!(tool.name(), "exit_loop");
+/// assert!(tool.declaration().unwrap().parameters.is_none());
+/// ```
+pub fn exit_loop() -> FunctionTool {
+    FunctionTool::new(
+        "exit_loop",
+        "Ends the loop you are running in.\n\nCall this only when your instructions tell you to.",
+        run,
+    )
+}
+
+async fn run(ctx: Arc<dyn ToolContext>, _args: NoArgs) -> Result<Value, std::convert::Infallible> {
+    ctx.escalate();
+    ctx.skip_summarization();
+    Ok(Value::Null)
+}

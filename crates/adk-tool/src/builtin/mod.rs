@@ -1,0 +1,24 @@
+//! ADK's built-in tools: [`exit_loop`], [`LoadArtifactsTool`], [`LoadMemoryTool`],
+//! [`PreloadMemoryTool`] and [`get_user_choice`].
+//!
+//! Names, descriptions and behaviour follow ADK Python's built-ins, so that models prompted for
+//! ADK see the same tools. Agent transfer is not here: the flow adds it.
+
+mod exit_loop;
+mod get_user_choice;
+mod load_artifacts;
+mod load_memory;
+mod preload_memory;
+
+pub use exit_loop::exit_loop;
+pub use get_user_choice::{UserChoiceArgs, get_user_choice};
+pub use load_artifacts::{LoadArtifactsArgs, LoadArtifactsTool};
+pub use load_memory::{LoadMemoryArgs, LoadMemoryTool};
+pub use preload_memory::PreloadMemoryTool;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// The arguments of a tool that takes none. Its declaration has no parameters.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+pub struct NoArgs {}

@@ -1,0 +1,249 @@
+//! Test support shared by the integration tests: a [`TestToolContext`] on a real invocation, and
+//! in-memory artifact and memory services.
+//!
+//! Each test binary uses part of it.
+#![allow(dead_code, unreachable_pub)]
+
+#[cfg(feature = "mcp")]
+pub mod mcp_servers;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use adk_core::{
+    Agent, ArtifactService, ArtifactVersion, CallbackContext, Content, EventStream, FunctionCallId,
+    InvocationContext, MemoryEntry, MemoryService, Part, ReadonlyContext, Result,
+    SearchMemoryResponse, Session, SessionKey, ToolConfirmation,
+};
+use adk_tool::ToolContext;
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use serde_json::{Map, Value};
+
+/// An agent that is never run; invocations need one.
+struct Idle;
+
+impl Agent for Idle {
+    fn name(&self) -> &str {
+        "assistant"
+    }
+
+    fn description(&self) -> &str {
+        "A test agent."
+    }
+
+    fn run(self: Arc<Self>, _ctx: InvocationContext) -> EventStream {
+        Box::pin(futures::stream::empty())
+    }
+}
+
+/// Builds a [`TestToolContext`].
+#[derive(Default)]
+pub struct Setup {
+    user_message: Option<String>,
+    artifacts: Option<Arc<InMemoryArtifacts>>,
+    memory: Option<Arc<InMemoryMemory>>,
+    confirmation: Option<ToolConfirmation>,
+}
+
+impl Setup {
+    pub fn user_message(mut self, text: &str) -> Self {
+        self.user_message = Some(text.to_owned());
+        self
+    }
+
+    pub fn artifacts(mut self, artifacts: Arc<InMemoryArtifacts>) -> Self {
+        self.artifacts = Some(artifacts);
+        self
+    }
+
+    pub fn memory(mut self, memory: Arc<InMemoryMemory>) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    pub fn confirmation(mut self, confirmed: bool) -> Self {
+        self.confirmation = Some(ToolConfirmation {
+            hint: String::new(),
+            confirmed,
+            payload: None,
+        });
+        self
+    }
+
+    pub fn build(self) -> Arc<TestToolContext> {
+        let session = Session::new(SessionKey::new("app", "user-1", "session-1"));
+        let mut builder = InvocationContext::builder(Arc::new(Idle), session);
+        if let Some(text) = self.user_message {
+            builder = builder.user_content(Content::user(text));
+        }
+        if let Some(artifacts) = self.artifacts {
+            builder = builder.artifact_service(artifacts);
+        }
+        if let Some(memory) = self.memory {
+            builder = builder.memory_service(memory);
+        }
+        let invocation = builder.build().unwrap();
+        Arc::new(TestToolContext {
+            callback: CallbackContext::new(invocation),
+            call_id: FunctionCallId::from("call-1"),
+            confirmation: self.confirmation,
+        })
+    }
+}
+
+/// A tool context as the flow would make one, answering function call `call-1`.
+pub struct TestToolContext {
+    callback: CallbackContext,
+    call_id: FunctionCallId,
+    confirmation: Option<ToolConfirmation>,
+}
+
+impl TestToolContext {
+    /// A context with no services and no user message.
+    pub fn plain() -> Arc<Self> {
+        Setup::default().build()
+    }
+
+    pub fn readonly(&self) -> ReadonlyContext {
+        ReadonlyContext::new(self.callback.invocation().clone())
+    }
+}
+
+impl ToolContext for TestToolContext {
+    fn callback_context(&self) -> &CallbackContext {
+        &self.callback
+    }
+
+    fn function_call_id(&self) -> Option<&FunctionCallId> {
+        Some(&self.call_id)
+    }
+
+    fn tool_confirmation(&self) -> Option<&ToolConfirmation> {
+        self.confirmation.as_ref()
+    }
+}
+
+/// Artifacts kept in memory, every version of every file.
+#[derive(Default)]
+pub struct InMemoryArtifacts {
+    files: Mutex<HashMap<String, Vec<Part>>>,
+}
+
+impl InMemoryArtifacts {
+    pub fn with(files: &[(&str, Part)]) -> Arc<Self> {
+        let artifacts = Self::default();
+        for (name, part) in files {
+            artifacts
+                .files
+                .lock()
+                .entry((*name).to_owned())
+                .or_default()
+                .push(part.clone());
+        }
+        Arc::new(artifacts)
+    }
+}
+
+#[async_trait]
+impl ArtifactService for InMemoryArtifacts {
+    async fn save_artifact(
+        &self,
+        _session: &SessionKey,
+        filename: &str,
+        artifact: Part,
+        _custom_metadata: Map<String, Value>,
+    ) -> Result<u64> {
+        let mut files = self.files.lock();
+        let versions = files.entry(filename.to_owned()).or_default();
+        versions.push(artifact);
+        Ok(versions.len() as u64 - 1)
+    }
+
+    async fn load_artifact(
+        &self,
+        _session: &SessionKey,
+        filename: &str,
+        version: Option<u64>,
+    ) -> Result<Option<Part>> {
+        let files = self.files.lock();
+        let Some(versions) = files.get(filename) else {
+            return Ok(None);
+        };
+        Ok(match version {
+            Some(version) => versions.get(version as usize).cloned(),
+            None => versions.last().cloned(),
+        })
+    }
+
+    async fn list_artifact_keys(&self, _session: &SessionKey) -> Result<Vec<String>> {
+        let mut names: Vec<String> = self.files.lock().keys().cloned().collect();
+        names.sort();
+        Ok(names)
+    }
+
+    async fn delete_artifact(&self, _session: &SessionKey, filename: &str) -> Result<()> {
+        self.files.lock().remove(filename);
+        Ok(())
+    }
+
+    async fn list_versions(&self, _session: &SessionKey, filename: &str) -> Result<Vec<u64>> {
+        let count = self.files.lock().get(filename).map_or(0, Vec::len);
+        Ok((0..count as u64).collect())
+    }
+
+    async fn artifact_version(
+        &self,
+        _session: &SessionKey,
+        filename: &str,
+        version: Option<u64>,
+    ) -> Result<Option<ArtifactVersion>> {
+        let count = self.files.lock().get(filename).map_or(0, Vec::len) as u64;
+        let version = version.unwrap_or(count.saturating_sub(1));
+        Ok((version < count).then(|| ArtifactVersion::new(version, 0.0)))
+    }
+}
+
+/// A memory that returns every entry whose text contains a word of the query, and records the
+/// queries it was asked.
+#[derive(Default)]
+pub struct InMemoryMemory {
+    entries: Vec<MemoryEntry>,
+    pub queries: Mutex<Vec<String>>,
+}
+
+impl InMemoryMemory {
+    pub fn with(entries: Vec<MemoryEntry>) -> Arc<Self> {
+        Arc::new(Self {
+            entries,
+            queries: Mutex::default(),
+        })
+    }
+}
+
+#[async_trait]
+impl MemoryService for InMemoryMemory {
+    async fn add_session_to_memory(&self, _session: &Session) -> Result<()> {
+        Ok(())
+    }
+
+    async fn search_memory(
+        &self,
+        _app_name: &str,
+        _user_id: &str,
+        query: &str,
+    ) -> Result<SearchMemoryResponse> {
+        self.queries.lock().push(query.to_owned());
+        let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+        let memories = self
+            .entries
+            .iter()
+            .filter(|entry| {
+                let text = entry.content.text().unwrap_or_default().to_lowercase();
+                words.iter().any(|word| text.contains(word.as_str()))
+            })
+            .cloned()
+            .collect();
+        Ok(SearchMemoryResponse::new(memories))
+    }
+}
