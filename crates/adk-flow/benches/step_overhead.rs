@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use adk_core::{
     Agent, Content, Event, EventStream, FunctionCall, FunctionDeclaration, InvocationContext,
-    InvocationId, Llm, LlmRequest, LlmResponse, LlmResponseStream, Part, Role, Session, SessionKey,
+    InvocationId, Llm, LlmRequest, LlmResponse, LlmResponseStream, Part, Role, RunConfig, Session, SessionKey,
 };
 use adk_flow::LlmAgent;
 use adk_tool::{Tool, ToolContext};
@@ -102,6 +102,8 @@ impl Invocation {
         );
         let ctx = InvocationContext::builder(agent.clone(), session_with_history(history))
             .user_content(Content::user("go"))
+            // Thousands of steps in one invocation: lift the default limit of 500 model calls.
+            .run_config(RunConfig::default().with_max_llm_calls(0))
             .build()
             .unwrap();
         let events = agent.run(ctx.clone());

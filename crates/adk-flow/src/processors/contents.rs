@@ -319,3 +319,162 @@ fn strip_client_id(part: &mut Part) {
         *id = None;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use adk_core::{FunctionCall, FunctionResponse, InvocationId};
+    use serde_json::json;
+
+    use super::*;
+
+    fn event(author: &str, branch: Option<&str>, content: Content) -> Event {
+        Event::new(InvocationId::from("e-1"), author)
+            .with_content(content)
+            .with_branch(branch.map(str::to_owned))
+    }
+
+    fn call(author: &str, id: &str, name: &str) -> Event {
+        let call = FunctionCall::new(name, json!({})).with_id(id);
+        event(author, None, Content::new(Role::Model, [Part::function_call(call)]))
+    }
+
+    fn response(author: &str, id: &str, name: &str, result: &str) -> Event {
+        let response = FunctionResponse::new(name, json!(result)).with_id(id);
+        event(author, None, Content::new(Role::User, [Part::function_response(response)]))
+    }
+
+    /// The contents `agent` on `branch` sees, one line per content.
+    fn contents(events: &[Event], agent: &str, branch: Option<&str>) -> String {
+        let options = Conversion {
+            agent_name: agent,
+            branch,
+            drop_thoughts: false,
+        };
+        let mut history = BranchHistory::default();
+        history.catch_up(events, &options);
+        render(&history.request_contents())
+    }
+
+    fn render(contents: &[Content]) -> String {
+        contents
+            .iter()
+            .map(|content| {
+                format!(
+                    "{}: {}\n",
+                    content.role.map_or("-", |role| role.as_str()),
+                    serde_json::to_string(&content.parts).unwrap()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn other_branches_are_hidden_and_ancestors_shown() {
+        let events = [
+            event("user", None, Content::user("q")),
+            event("a", Some("par.a"), Content::model("from a")),
+            event("b", Some("par.b"), Content::model("from b")),
+            event("a", Some("par"), Content::model("from the parent branch")),
+        ];
+        assert_eq!(
+            contents(&events, "a", Some("par.a")),
+            "user: [{\"text\":\"q\"}]\nmodel: [{\"text\":\"from a\"}]\nmodel: [{\"text\":\"from the parent branch\"}]\n"
+        );
+        // `par.ab` is not below `par.a`.
+        assert!(!belongs_to_branch(&events[1], Some("par.ab")));
+    }
+
+    #[test]
+    fn other_agents_are_shown_as_context_without_thoughts() {
+        let mut thinking = event("expert", None, Content::model("answer"));
+        thinking
+            .response
+            .content
+            .as_mut()
+            .unwrap()
+            .parts
+            .insert(0, Part::thought("private reasoning"));
+        let rendered = contents(&[thinking], "me", None);
+        assert_eq!(
+            rendered,
+            "user: [{\"text\":\"For context:\"},{\"text\":\"[expert] said: answer\"}]\n"
+        );
+    }
+
+    #[test]
+    fn requests_for_the_user_and_empty_events_are_skipped() {
+        let events = [
+            event("user", None, Content::user("q")),
+            call("me", "adk-r1", "adk_request_confirmation"),
+            response("user", "adk-r1", "adk_request_confirmation", "yes"),
+            event("me", None, Content::new(Role::Model, [Part::text("")])),
+            event("me", None, Content::model("done")),
+        ];
+        assert_eq!(
+            contents(&events, "me", None),
+            "user: [{\"text\":\"q\"}]\nmodel: [{\"text\":\"done\"}]\n"
+        );
+    }
+
+    #[test]
+    fn responses_follow_their_calls_and_orphans_are_dropped() {
+        let events = [
+            call("me", "adk-1", "slow"),
+            event("me", None, Content::model("working on it")),
+            response("me", "adk-1", "slow", "first"),
+            response("me", "unknown", "ghost", "nobody asked"),
+            event("me", None, Content::model("next")),
+        ];
+        assert_eq!(
+            contents(&events, "me", None),
+            "model: [{\"functionCall\":{\"args\":{},\"name\":\"slow\"}}]\n\
+             user: [{\"functionResponse\":{\"name\":\"slow\",\"response\":{\"result\":\"first\"}}}]\n\
+             model: [{\"text\":\"working on it\"}]\n\
+             model: [{\"text\":\"next\"}]\n"
+        );
+    }
+
+    #[test]
+    fn a_late_response_as_the_newest_event_cuts_the_history_after_it() {
+        let events = [
+            call("me", "adk-1", "slow"),
+            event("me", None, Content::model("working on it")),
+            response("me", "adk-1", "slow", "done"),
+        ];
+        assert_eq!(
+            contents(&events, "me", None),
+            "model: [{\"functionCall\":{\"args\":{},\"name\":\"slow\"}}]\n\
+             user: [{\"functionResponse\":{\"name\":\"slow\",\"response\":{\"result\":\"done\"}}}]\n"
+        );
+    }
+
+    #[test]
+    fn the_cache_extends_to_the_same_contents_as_a_fresh_build() {
+        let events = [
+            event("user", None, Content::user("q")),
+            call("me", "adk-1", "slow"),
+            event("me", None, Content::model("working")),
+            response("me", "adk-1", "slow", "done"),
+            call("me", "call-2", "fast"),
+            response("me", "call-2", "fast", "ok"),
+            event("other", None, Content::model("hi")),
+            event("me", None, Content::model("bye")),
+        ];
+        let options = Conversion {
+            agent_name: "me",
+            branch: None,
+            drop_thoughts: false,
+        };
+        let mut incremental = BranchHistory::default();
+        for end in 1..=events.len() {
+            incremental.catch_up(&events[..end], &options);
+        }
+        assert_eq!(
+            render(&incremental.request_contents()),
+            contents(&events, "me", None)
+        );
+        // A model-generated id is kept; a client-generated one is not.
+        assert!(render(&incremental.request_contents()).contains("\"id\":\"call-2\""));
+        assert!(!render(&incremental.request_contents()).contains("adk-1"));
+    }
+}

@@ -17,3 +17,36 @@ pub(crate) fn clean_content(content: &mut Content) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use adk_core::{Blob, FileData, Part, PartData, Role};
+
+    use super::*;
+
+    #[test]
+    fn display_names_are_removed_and_the_rest_kept() {
+        let mut blob = Blob::new("image/png", vec![1, 2]);
+        blob.display_name = Some("chart.png".into());
+        let file = FileData {
+            file_uri: "gs://bucket/report.pdf".into(),
+            mime_type: Some("application/pdf".into()),
+            display_name: Some("report".into()),
+        };
+        let mut content = Content::new(
+            Role::User,
+            [
+                Part::new(PartData::InlineData(blob)),
+                Part::new(PartData::FileData(file)),
+            ],
+        );
+        clean_content(&mut content);
+        assert_eq!(
+            serde_json::to_value(&content).unwrap(),
+            serde_json::json!({"parts": [
+                {"inlineData": {"mimeType": "image/png", "data": "AQI="}},
+                {"fileData": {"fileUri": "gs://bucket/report.pdf", "mimeType": "application/pdf"}}
+            ], "role": "user"})
+        );
+    }
+}
