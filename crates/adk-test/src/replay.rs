@@ -227,6 +227,10 @@ pub struct MockServer {
 
 impl MockServer {
     /// Starts a server that answers with `responses` in order. Needs a running tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// When no loopback port can be bound.
     pub async fn start(responses: impl IntoIterator<Item = MockResponse>) -> Self {
         Self::start_with(responses.into_iter().collect(), None).await
     }

@@ -1,0 +1,205 @@
+//! The one error type of adk-model: what went wrong, with the HTTP status and body of a provider
+//! error kept, and its conversion into [`adk_core::Error`] at the [`adk_core::Llm`] boundary.
+
+use std::time::Duration;
+
+/// A boxed lower-layer error kept as the source.
+type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What kind of failure an [`Error`] is, for callers that branch on it.
+///
+/// New kinds may be added in minor releases, so match with a wildcard arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The provider answered with a non-success HTTP status; [`Error::body`] holds its answer.
+    Http {
+        /// The HTTP status code.
+        status: u16,
+    },
+    /// The provider reported an error inside a successful response (an error event in a stream).
+    Provider,
+    /// A response could not be read as the provider's format.
+    Decode,
+    /// The call took longer than the configured timeout.
+    Timeout,
+    /// The server could not be reached.
+    Connect,
+    /// The response stream ended or broke before the model finished.
+    StreamCut,
+    /// The adapter is set up wrong, or the request asks for something the provider cannot do.
+    Config,
+    /// Another transport failure.
+    Transport,
+}
+
+/// A failed model call: a [`kind`](Error::kind), a message that says what went wrong and what to
+/// do, and for provider errors the HTTP status and body as received.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    body: Option<String>,
+    provider_status: Option<String>,
+    retry_after: Option<Duration>,
+    #[source]
+    source: Option<BoxError>,
+}
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            body: None,
+            provider_status: None,
+            retry_after: None,
+            source: None,
+        }
+    }
+
+    pub(crate) fn config(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Config, message)
+    }
+
+    pub(crate) fn decode(what: &str, error: serde_json::Error, text: &str) -> Self {
+        let mut shown: String = text.chars().take(300).collect();
+        if shown.len() < text.len() {
+            shown.push_str("...");
+        }
+        Self::new(
+            ErrorKind::Decode,
+            format!(
+                "could not read {what} ({error}); the server may not speak this API, check the base URL: {shown}"
+            ),
+        )
+        .with_source(error)
+    }
+
+    pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    pub(crate) fn with_message(mut self, message: String) -> Self {
+        self.message = message;
+        self
+    }
+
+    pub(crate) fn with_body(mut self, body: String) -> Self {
+        self.body = Some(body);
+        self
+    }
+
+    pub(crate) fn with_provider_status(mut self, status: Option<String>) -> Self {
+        self.provider_status = status;
+        self
+    }
+
+    pub(crate) fn with_retry_after(mut self, retry_after: Option<Duration>) -> Self {
+        self.retry_after = retry_after;
+        self
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The HTTP status, for [`ErrorKind::Http`].
+    pub fn status(&self) -> Option<u16> {
+        match self.kind {
+            ErrorKind::Http { status } => Some(status),
+            _ => None,
+        }
+    }
+
+    /// The response body as received, for provider errors.
+    pub fn body(&self) -> Option<&str> {
+        self.body.as_deref()
+    }
+
+    /// The provider's own error status or code (`NOT_FOUND`, `model_not_found`), when it sent one.
+    pub fn provider_status(&self) -> Option<&str> {
+        self.provider_status.as_deref()
+    }
+
+    /// How long the server asked to wait before retrying (`Retry-After`), when it did.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+
+    /// Whether the call may succeed when sent again: connect errors, 408, 429 and 5xx.
+    pub fn is_retryable(&self) -> bool {
+        match self.kind {
+            ErrorKind::Connect => true,
+            ErrorKind::Http { status } => status == 408 || status == 429 || status >= 500,
+            _ => false,
+        }
+    }
+
+    /// Classifies a reqwest failure; `during` says what was happening (`sending`, `reading`).
+    pub(crate) fn from_reqwest(error: reqwest::Error, url: &str, during: &str) -> Self {
+        let (kind, advice) = if error.is_timeout() {
+            (
+                ErrorKind::Timeout,
+                "raise the timeout with the builder's `timeout`, or check the server",
+            )
+        } else if error.is_connect() {
+            (
+                ErrorKind::Connect,
+                "check the base URL and that the server is running and reachable",
+            )
+        } else if during == "reading" {
+            (
+                ErrorKind::StreamCut,
+                "the connection broke mid-response; retry the call",
+            )
+        } else {
+            (ErrorKind::Transport, "check the base URL and the network")
+        };
+        Self::new(kind, format!("{during} {url} failed: {error}; {advice}")).with_source(error)
+    }
+}
+
+impl From<Error> for adk_core::Error {
+    fn from(error: Error) -> Self {
+        adk_core::Error::new(adk_core::ErrorKind::Model, error.to_string()).with_source(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converts_into_a_core_model_error_that_downcasts_back() {
+        let error = Error::new(
+            ErrorKind::Http { status: 429 },
+            "rate limited; wait and retry",
+        )
+        .with_body("{\"error\":{}}".to_owned());
+        let core: adk_core::Error = error.into();
+        assert_eq!(core.kind(), adk_core::ErrorKind::Model);
+        assert_eq!(core.message(), "rate limited; wait and retry");
+        let back = core.downcast_source::<Error>().unwrap();
+        assert_eq!(back.status(), Some(429));
+        assert_eq!(back.body(), Some("{\"error\":{}}"));
+        assert!(back.is_retryable());
+    }
+
+    #[test]
+    fn only_connect_408_429_and_5xx_are_retryable() {
+        for (kind, retryable) in [
+            (ErrorKind::Connect, true),
+            (ErrorKind::Http { status: 408 }, true),
+            (ErrorKind::Http { status: 503 }, true),
+            (ErrorKind::Http { status: 400 }, false),
+            (ErrorKind::Timeout, false),
+            (ErrorKind::StreamCut, false),
+        ] {
+            assert_eq!(Error::new(kind, "x").is_retryable(), retryable, "{kind:?}");
+        }
+    }
+}

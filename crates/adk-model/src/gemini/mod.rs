@@ -1,0 +1,199 @@
+//! The Gemini adapter: [`GeminiModel`] speaks the generativelanguage REST API
+//! (`models/{m}:generateContent` and `models/{m}:streamGenerateContent?alt=sse`).
+
+mod request;
+mod response;
+mod stream;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use adk_core::{Llm, LlmRequest, LlmResponseStream};
+use futures::StreamExt as _;
+use reqwest::header::{HeaderMap, HeaderValue};
+
+use crate::error::Error;
+use crate::http::{HttpSettings, Transport};
+use crate::retry::RetryPolicy;
+use crate::secret::ApiKey;
+
+/// The default base URL, up to and including the API version.
+const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
+
+/// The environment variables read for the API key, in order.
+const KEY_VARIABLES: [&str; 2] = ["GOOGLE_API_KEY", "GEMINI_API_KEY"];
+
+/// A Gemini model over the generativelanguage REST API.
+///
+/// ```no_run
+/// # fn main() -> Result<(), adk_model::Error> {
+/// // Reads GOOGLE_API_KEY or GEMINI_API_KEY.
+/// let model = adk_model::GeminiModel::builder("gemini-2.5-flash").build()?;
+/// # let _ = model; Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct GeminiModel {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    model: String,
+    base_url: String,
+    headers: HeaderMap,
+    transport: Transport,
+}
+
+impl std::fmt::Debug for GeminiModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The headers hold the API key, so they are not shown.
+        f.debug_struct("GeminiModel")
+            .field("model", &self.inner.model)
+            .field("base_url", &self.inner.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GeminiModel {
+    /// A builder for `model` (for example `gemini-2.5-flash`).
+    pub fn builder(model: impl Into<String>) -> GeminiBuilder {
+        GeminiBuilder {
+            model: model.into(),
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            api_key: None,
+            http: HttpSettings::default(),
+        }
+    }
+}
+
+/// Builds a [`GeminiModel`].
+#[derive(Debug)]
+pub struct GeminiBuilder {
+    model: String,
+    base_url: String,
+    api_key: Option<ApiKey>,
+    http: HttpSettings,
+}
+
+impl GeminiBuilder {
+    /// Sets the API key; without it `build` reads `GOOGLE_API_KEY`, then `GEMINI_API_KEY`.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(ApiKey::new(key));
+        self
+    }
+
+    /// Sets the base URL up to and including the API version
+    /// (default `https://generativelanguage.googleapis.com/v1beta`).
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = url.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// Sets the deadline of one attempt, from connecting to the end of the response body
+    /// (default 10 minutes); `None` waits for ever.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.http.timeout = timeout;
+        self
+    }
+
+    /// Sets how long connecting may take (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.http.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets the retry policy (default [`RetryPolicy::default`]).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.http.retry = policy;
+        self
+    }
+
+    /// Builds the model.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Config`] when no API key was given or found in the environment, or the key is
+    /// not a valid header value.
+    pub fn build(self) -> Result<GeminiModel, Error> {
+        let key = self.api_key.or_else(|| ApiKey::from_env(&KEY_VARIABLES)).ok_or_else(|| {
+            Error::config(
+                "no Gemini API key: set GOOGLE_API_KEY or GEMINI_API_KEY, or call `.api_key(...)` on the builder",
+            )
+        })?;
+        let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
+            Error::config("the Gemini API key holds characters a header cannot carry; check it for stray whitespace")
+        })?;
+        value.set_sensitive(true);
+        let mut headers = HeaderMap::new();
+        headers.insert("x-goog-api-key", value);
+        Ok(GeminiModel {
+            inner: Arc::new(Inner {
+                model: self.model,
+                base_url: self.base_url,
+                headers,
+                transport: Transport::new(self.http)?,
+            }),
+        })
+    }
+}
+
+impl Llm for GeminiModel {
+    fn name(&self) -> &str {
+        &self.inner.model
+    }
+
+    fn generate(&self, request: LlmRequest, stream: bool) -> LlmResponseStream {
+        let inner = Arc::clone(&self.inner);
+        let responses = async_stream::stream! {
+            let model = if request.model.is_empty() { inner.model.as_str() } else { request.model.as_str() };
+            let model = model.trim_start_matches("models/");
+            let method = if stream { "streamGenerateContent?alt=sse" } else { "generateContent" };
+            let url = format!("{}/models/{model}:{method}", inner.base_url);
+            let body = match request::build(&request) {
+                Ok(body) => body,
+                Err(error) => {
+                    yield Err(error);
+                    return;
+                }
+            };
+            let response = match inner.transport.post(&url, &inner.headers, body).await {
+                Ok(response) => response,
+                Err(error) => {
+                    yield Err(error);
+                    return;
+                }
+            };
+            if !stream {
+                yield read_whole(response, &url).await;
+                return;
+            }
+            let mut state = stream::StreamState::default();
+            let mut events = std::pin::pin!(crate::sse::sse_data(response.bytes_stream()));
+            while let Some(event) = events.next().await {
+                let partial = event.and_then(|data| state.push(&data));
+                match partial {
+                    Ok(Some(partial)) => yield Ok(partial),
+                    Ok(None) => {}
+                    Err(error) => {
+                        yield Err(error);
+                        return;
+                    }
+                }
+            }
+            yield state.finish();
+        };
+        responses
+            .map(|response| response.map_err(adk_core::Error::from))
+            .boxed()
+    }
+}
+
+async fn read_whole(
+    response: reqwest::Response,
+    url: &str,
+) -> Result<adk_core::LlmResponse, Error> {
+    let text = response
+        .text()
+        .await
+        .map_err(|error| Error::from_reqwest(error, url, "reading"))?;
+    Ok(response::parse(&text)?.into_llm_response())
+}

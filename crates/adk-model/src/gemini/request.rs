@@ -1,0 +1,211 @@
+//! An [`LlmRequest`] written as a Gemini `GenerateContentRequest` body.
+
+use std::borrow::Cow;
+
+use adk_core::{
+    BuiltinTool, Content, FunctionDeclaration, LlmRequest, PartData, SafetySetting, ThinkingConfig,
+    ToolConfig,
+};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::error::Error;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerateContentRequest<'a> {
+    contents: Cow<'a, [Content]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_instruction: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_config: Option<&'a ToolConfig>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    safety_settings: &'a [SafetySetting],
+    generation_config: GenerationConfig<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerationConfig<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_k: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    stop_sequences: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    candidate_count: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    presence_penalty: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frequency_penalty: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_mime_type: Option<&'a str>,
+    /// The answer's schema as JSON Schema (`responseJsonSchema`), not the OpenAPI subset
+    /// (`responseSchema`), since [`adk_core::GenerateContentConfig::response_schema`] is JSON Schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_json_schema: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking_config: Option<&'a ThinkingConfig>,
+}
+
+/// The JSON body for `request`.
+pub(super) fn build(request: &LlmRequest) -> Result<bytes::Bytes, Error> {
+    let config = &request.config;
+    let body = GenerateContentRequest {
+        contents: contents_for_gemini(&request.contents),
+        system_instruction: request
+            .system_instruction
+            .as_ref()
+            .filter(|text| !text.is_empty())
+            .map(|text| json!({"parts": [{"text": text}], "role": "user"})),
+        tools: tools(&request.tools, &request.builtin_tools),
+        tool_config: config.tool_config.as_ref(),
+        safety_settings: &config.safety_settings,
+        generation_config: GenerationConfig {
+            temperature: config.temperature,
+            top_p: config.top_p,
+            top_k: config.top_k,
+            max_output_tokens: config.max_output_tokens,
+            stop_sequences: &config.stop_sequences,
+            candidate_count: config.candidate_count,
+            seed: config.seed,
+            presence_penalty: config.presence_penalty,
+            frequency_penalty: config.frequency_penalty,
+            response_mime_type: config.response_mime_type.as_deref(),
+            response_json_schema: config.response_schema.as_ref(),
+            thinking_config: config.thinking_config.as_ref(),
+        },
+    };
+    serde_json::to_vec(&body)
+        .map(bytes::Bytes::from)
+        .map_err(|error| {
+            Error::config(format!("the request could not be written as JSON: {error}"))
+                .with_source(error)
+        })
+}
+
+/// The contents as Gemini takes them: adk-core's content model is Gemini's, except that display
+/// names of blobs and files are ADK's own and the API rejects them.
+fn contents_for_gemini(contents: &[Content]) -> Cow<'_, [Content]> {
+    let has_display_name = |content: &Content| {
+        content.parts.iter().any(|part| match &part.data {
+            PartData::InlineData(blob) => blob.display_name.is_some(),
+            PartData::FileData(file) => file.display_name.is_some(),
+            _ => false,
+        })
+    };
+    if !contents.iter().any(has_display_name) {
+        return Cow::Borrowed(contents);
+    }
+    let mut owned = contents.to_vec();
+    for part in owned
+        .iter_mut()
+        .flat_map(|content| content.parts.iter_mut())
+    {
+        match &mut part.data {
+            PartData::InlineData(blob) => blob.display_name = None,
+            PartData::FileData(file) => file.display_name = None,
+            _ => {}
+        }
+    }
+    Cow::Owned(owned)
+}
+
+fn tools(declarations: &[FunctionDeclaration], builtins: &[BuiltinTool]) -> Vec<Value> {
+    let mut tools = Vec::new();
+    if !declarations.is_empty() {
+        let declarations: Vec<Value> = declarations
+            .iter()
+            .map(|declaration| {
+                let mut wire =
+                    json!({"name": declaration.name, "description": declaration.description});
+                if let Some(parameters) = &declaration.parameters {
+                    wire["parametersJsonSchema"] = parameters.clone();
+                }
+                if let Some(response) = &declaration.response {
+                    wire["responseJsonSchema"] = response.clone();
+                }
+                wire
+            })
+            .collect();
+        tools.push(json!({"functionDeclarations": declarations}));
+    }
+    for builtin in builtins {
+        tools.push(match builtin {
+            BuiltinTool::CodeExecution => json!({"codeExecution": {}}),
+            BuiltinTool::GoogleSearch => json!({"googleSearch": {}}),
+            _ => continue,
+        });
+    }
+    tools
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use adk_core::{FunctionCallingConfig, FunctionCallingMode, Part};
+
+    fn body(request: &LlmRequest) -> Value {
+        serde_json::from_slice(&build(request).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn maps_system_tools_tool_config_and_generation_config() {
+        let mut request = LlmRequest::new("m", vec![Content::user("hi")]);
+        request.append_instructions(["Be brief."]);
+        request.append_tools([
+            FunctionDeclaration::new("sum", "adds").with_parameters(json!({"type": "object"}))
+        ]);
+        request.builtin_tools.push(BuiltinTool::GoogleSearch);
+        request.config.temperature = Some(0.5);
+        request.config.max_output_tokens = Some(5);
+        request.config.response_mime_type = Some("application/json".into());
+        request.config.response_schema = Some(json!({"type": "object"}));
+        let mut tool_config = ToolConfig::default();
+        tool_config.function_calling_config =
+            Some(FunctionCallingConfig::new(FunctionCallingMode::Any));
+        request.config.tool_config = Some(tool_config);
+        assert_eq!(
+            body(&request),
+            json!({
+                "contents": [{"parts": [{"text": "hi"}], "role": "user"}],
+                "systemInstruction": {"parts": [{"text": "Be brief."}], "role": "user"},
+                "tools": [
+                    {"functionDeclarations": [{"name": "sum", "description": "adds", "parametersJsonSchema": {"type": "object"}}]},
+                    {"googleSearch": {}}
+                ],
+                "toolConfig": {"functionCallingConfig": {"mode": "ANY"}},
+                "generationConfig": {
+                    "temperature": 0.5, "maxOutputTokens": 5,
+                    "responseMimeType": "application/json", "responseJsonSchema": {"type": "object"}
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn display_names_are_not_sent() {
+        let mut blob = adk_core::Blob::new("text/plain", b"hi".to_vec());
+        blob.display_name = Some("note.txt".into());
+        let request = LlmRequest::new(
+            "m",
+            vec![Content::new(
+                adk_core::Role::User,
+                [Part::new(PartData::InlineData(blob))],
+            )],
+        );
+        assert_eq!(
+            body(&request)["contents"][0]["parts"][0],
+            json!({"inlineData": {"mimeType": "text/plain", "data": "aGk="}})
+        );
+    }
+}

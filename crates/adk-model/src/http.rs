@@ -1,0 +1,204 @@
+//! The HTTP transport both adapters share: a reqwest client with `TCP_NODELAY`, a per-request
+//! timeout, retries, and provider error envelopes turned into typed errors.
+
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+
+use crate::error::{Error, ErrorKind};
+use crate::retry::RetryPolicy;
+
+/// Settings of the transport, common to both adapters' builders.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpSettings {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) retry: RetryPolicy,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        Self {
+            timeout: Some(Duration::from_secs(600)),
+            connect_timeout: Duration::from_secs(10),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// A reqwest client plus the retry policy and timeout.
+#[derive(Debug, Clone)]
+pub(crate) struct Transport {
+    client: reqwest::Client,
+    settings: HttpSettings,
+}
+
+impl Transport {
+    pub(crate) fn new(settings: HttpSettings) -> Result<Self, Error> {
+        let client = reqwest::Client::builder()
+            // Without TCP_NODELAY the first small SSE write stalls ~40 ms behind Nagle's algorithm.
+            .tcp_nodelay(true)
+            .connect_timeout(settings.connect_timeout)
+            .build()
+            .map_err(|error| {
+                Error::config(format!(
+                    "could not build the HTTP client: {error}; this is a TLS or system setup problem"
+                ))
+                .with_source(error)
+            })?;
+        Ok(Self { client, settings })
+    }
+
+    /// POSTs `body` as JSON to `url`, retrying per the policy, and returns a response with a
+    /// success status; any other status becomes an [`ErrorKind::Http`] error holding the body.
+    pub(crate) async fn post(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: bytes::Bytes,
+    ) -> Result<reqwest::Response, Error> {
+        let attempts = self.settings.retry.attempts();
+        let mut attempt = 1;
+        loop {
+            match self.post_once(url, headers, body.clone()).await {
+                Ok(response) => return Ok(response),
+                Err(error) if error.is_retryable() && attempt < attempts => {
+                    let delay = self.settings.retry.delay(attempt, error.retry_after());
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                }
+                Err(error) if attempt > 1 => {
+                    let message = format!("{error} (gave up after {attempt} attempts)");
+                    return Err(error.with_message(message));
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    async fn post_once(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: bytes::Bytes,
+    ) -> Result<reqwest::Response, Error> {
+        let mut request = self
+            .client
+            .post(url)
+            .headers(headers.clone())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        if let Some(timeout) = self.settings.timeout {
+            request = request.timeout(timeout);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|error| Error::from_reqwest(error, url, "sending to"))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = retry_after(response.headers());
+        let body = response
+            .text()
+            .await
+            .map_err(|error| Error::from_reqwest(error, url, "reading"))?;
+        Err(provider_error(status.as_u16(), body, url).with_retry_after(retry_after))
+    }
+}
+
+/// The typed error of a non-success response, reading the provider's error envelope
+/// (`{"error": {"message", "status" | "code" | "type"}}`, the same shape for Gemini and OpenAI).
+pub(crate) fn provider_error(status: u16, body: String, url: &str) -> Error {
+    let envelope: Option<serde_json::Value> = serde_json::from_str(&body).ok();
+    let error = envelope.as_ref().and_then(|value| value.get("error"));
+    let provider_message = error
+        .and_then(|error| error.get("message"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned);
+    let provider_status = error.and_then(|error| {
+        ["status", "code", "type"]
+            .iter()
+            .find_map(|key| match error.get(*key)? {
+                serde_json::Value::String(text) => Some(text.clone()),
+                serde_json::Value::Number(number) => Some(number.to_string()),
+                _ => None,
+            })
+    });
+    let advice = match status {
+        401 | 403 => "check the API key and that it may use this model",
+        404 => "check the model name and the base URL",
+        408 | 429 => "the provider is rate limiting or busy; retry later or send fewer requests",
+        400..=499 => "fix the request the message names",
+        _ => "the provider failed; retry later",
+    };
+    let detail = provider_message.unwrap_or_else(|| body.chars().take(300).collect());
+    let code = provider_status
+        .as_deref()
+        .map(|code| format!(" {code}"))
+        .unwrap_or_default();
+    Error::new(
+        ErrorKind::Http { status },
+        format!("{url} answered HTTP {status}{code}: {detail}; {advice}"),
+    )
+    .with_body(body)
+    .with_provider_status(provider_status)
+}
+
+/// The wait a server asked for: `retry-after-ms` (OpenAI) or `Retry-After` in seconds.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let read = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok();
+    if let Some(millis) = read("retry-after-ms") {
+        return Duration::try_from_secs_f64(millis / 1000.0).ok();
+    }
+    read("retry-after").and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemini_and_openai_envelopes_give_status_code_and_message() {
+        let gemini = provider_error(
+            404,
+            r#"{"error":{"code":404,"message":"models/x is not found","status":"NOT_FOUND"}}"#
+                .into(),
+            "http://h/v1beta/models/x:generateContent",
+        );
+        assert_eq!(gemini.status(), Some(404));
+        assert_eq!(gemini.provider_status(), Some("NOT_FOUND"));
+        assert!(
+            gemini.to_string().contains("models/x is not found"),
+            "{gemini}"
+        );
+        assert!(
+            gemini.to_string().contains("check the model name"),
+            "{gemini}"
+        );
+
+        let openai = provider_error(
+            400,
+            r#"{"error":{"message":"bad temperature","type":"invalid_request_error","param":"temperature","code":"decimal_above_max_value"}}"#.into(),
+            "http://h/v1/chat/completions",
+        );
+        assert_eq!(openai.provider_status(), Some("decimal_above_max_value"));
+        let plain = provider_error(502, "<html>bad gateway</html>".into(), "http://h");
+        assert!(
+            plain.to_string().contains("<html>bad gateway</html>"),
+            "{plain}"
+        );
+        assert_eq!(plain.provider_status(), None);
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_milliseconds() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", "150".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
+        assert_eq!(retry_after(&HeaderMap::new()), None);
+    }
+}

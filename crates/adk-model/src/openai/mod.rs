@@ -1,0 +1,238 @@
+//! The OpenAI Chat Completions adapter: [`OpenAiModel`] speaks `POST {base}/chat/completions`, the
+//! API that OpenAI and every OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenRouter) share.
+
+mod request;
+mod response;
+mod stream;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use adk_core::{Llm, LlmRequest, LlmResponseStream};
+use futures::StreamExt as _;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::error::Error;
+use crate::http::{HttpSettings, Transport};
+use crate::retry::RetryPolicy;
+use crate::secret::ApiKey;
+
+pub use response::RAW_ARGUMENTS_KEY;
+
+/// OpenAI's own base URL, used when neither the builder nor `OPENAI_BASE_URL` gives one.
+const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// A model behind the OpenAI Chat Completions API.
+///
+/// ```no_run
+/// # fn main() -> Result<(), adk_model::Error> {
+/// // A local vLLM or llama.cpp server needs no key.
+/// let model = adk_model::OpenAiModel::builder("qwen2.5-0.5b-instruct")
+///     .base_url("http://127.0.0.1:8000/v1")
+///     .build()?;
+/// # let _ = model; Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct OpenAiModel {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    model: String,
+    url: String,
+    headers: HeaderMap,
+    options: request::Options,
+    transport: Transport,
+}
+
+impl std::fmt::Debug for OpenAiModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The headers hold the API key, so they are not shown.
+        f.debug_struct("OpenAiModel")
+            .field("model", &self.inner.model)
+            .field("url", &self.inner.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiModel {
+    /// A builder for `model` (for example `gpt-4o-mini`).
+    pub fn builder(model: impl Into<String>) -> OpenAiBuilder {
+        OpenAiBuilder {
+            model: model.into(),
+            base_url: None,
+            api_key: None,
+            headers: Vec::new(),
+            options: request::Options::default(),
+            http: HttpSettings::default(),
+        }
+    }
+}
+
+/// Builds an [`OpenAiModel`].
+#[derive(Debug)]
+pub struct OpenAiBuilder {
+    model: String,
+    base_url: Option<String>,
+    api_key: Option<ApiKey>,
+    headers: Vec<(String, String)>,
+    options: request::Options,
+    http: HttpSettings,
+}
+
+impl OpenAiBuilder {
+    /// Sets the API key, sent as `Authorization: Bearer`; without it `build` reads
+    /// `OPENAI_API_KEY`. A server at another base URL may need none.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(ApiKey::new(key));
+        self
+    }
+
+    /// Sets the base URL, up to `/chat/completions` (for example `http://127.0.0.1:8000/v1`);
+    /// without it `build` reads `OPENAI_BASE_URL`, then uses `https://api.openai.com/v1`.
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// Adds a header sent with every request (`OpenAI-Organization`, `HTTP-Referer`, ...).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Marks every function declaration `"strict": true`, so the model's arguments follow the
+    /// schema exactly (the schema must then meet OpenAI's strict-mode rules). Off by default.
+    pub fn strict_tools(mut self, strict: bool) -> Self {
+        self.options.strict_tools = strict;
+        self
+    }
+
+    /// Sends a response schema with `"strict": true` (default `false`).
+    pub fn strict_response_schema(mut self, strict: bool) -> Self {
+        self.options.strict_response_schema = strict;
+        self
+    }
+
+    /// Sets the deadline of one attempt, from connecting to the end of the response body
+    /// (default 10 minutes); `None` waits for ever.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.http.timeout = timeout;
+        self
+    }
+
+    /// Sets how long connecting may take (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.http.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets the retry policy (default [`RetryPolicy::default`]).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.http.retry = policy;
+        self
+    }
+
+    /// Builds the model.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::Config`] when OpenAI's own URL is used without a key, or a header or
+    /// the key cannot be sent as a header.
+    pub fn build(self) -> Result<OpenAiModel, Error> {
+        let base_url = self
+            .base_url
+            .or_else(|| {
+                std::env::var("OPENAI_BASE_URL")
+                    .ok()
+                    .filter(|url| !url.trim().is_empty())
+            })
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        let base_url = base_url.trim().trim_end_matches('/').to_owned();
+        let key = self
+            .api_key
+            .or_else(|| ApiKey::from_env(&["OPENAI_API_KEY"]));
+        let mut headers = HeaderMap::new();
+        match key {
+            Some(key) => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
+                    Error::config("the OpenAI API key holds characters a header cannot carry; check it for stray whitespace")
+                })?;
+                value.set_sensitive(true);
+                headers.insert(reqwest::header::AUTHORIZATION, value);
+            }
+            None if base_url == DEFAULT_BASE_URL => {
+                return Err(Error::config(
+                    "no OpenAI API key: set OPENAI_API_KEY or call `.api_key(...)`, or point OPENAI_BASE_URL at an OpenAI-compatible server that needs none",
+                ));
+            }
+            None => {}
+        }
+        for (name, value) in self.headers {
+            let header = HeaderName::try_from(name.as_str())
+                .ok()
+                .zip(HeaderValue::try_from(value.as_str()).ok())
+                .ok_or_else(|| Error::config(format!("the extra header `{name}` is not a valid HTTP header; fix its name or value")))?;
+            headers.insert(header.0, header.1);
+        }
+        Ok(OpenAiModel {
+            inner: Arc::new(Inner {
+                model: self.model,
+                url: format!("{base_url}/chat/completions"),
+                headers,
+                options: self.options,
+                transport: Transport::new(self.http)?,
+            }),
+        })
+    }
+}
+
+impl Llm for OpenAiModel {
+    fn name(&self) -> &str {
+        &self.inner.model
+    }
+
+    fn generate(&self, request: LlmRequest, stream: bool) -> LlmResponseStream {
+        let inner = Arc::clone(&self.inner);
+        let responses = async_stream::stream! {
+            let model = if request.model.is_empty() { inner.model.as_str() } else { request.model.as_str() };
+            let body = match request::build(&request, model, stream, &inner.options) {
+                Ok(body) => body,
+                Err(error) => {
+                    yield Err(error);
+                    return;
+                }
+            };
+            let response = match inner.transport.post(&inner.url, &inner.headers, body).await {
+                Ok(response) => response,
+                Err(error) => {
+                    yield Err(error);
+                    return;
+                }
+            };
+            if !stream {
+                yield match response.text().await {
+                    Ok(text) => response::parse(&text),
+                    Err(error) => Err(Error::from_reqwest(error, &inner.url, "reading")),
+                };
+                return;
+            }
+            let mut state = stream::StreamState::default();
+            let mut events = std::pin::pin!(crate::sse::sse_data(response.bytes_stream()));
+            while let Some(event) = events.next().await {
+                match event.and_then(|data| state.push(&data)) {
+                    Ok(Some(partial)) => yield Ok(partial),
+                    Ok(None) => {}
+                    Err(error) => {
+                        yield Err(error);
+                        return;
+                    }
+                }
+            }
+            yield state.finish();
+        };
+        responses
+            .map(|response| response.map_err(adk_core::Error::from))
+            .boxed()
+    }
+}

@@ -1,0 +1,411 @@
+//! An [`LlmRequest`] written as a Chat Completions request body.
+
+use adk_core::{
+    Content, FunctionCall, FunctionCallingMode, FunctionResponse, LlmRequest, PartData, Role,
+    ThinkingLevel,
+};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::response::RAW_ARGUMENTS_KEY;
+use crate::error::Error;
+
+/// Per-model choices that the request types of adk-core do not carry.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Options {
+    pub(super) strict_tools: bool,
+    pub(super) strict_response_schema: bool,
+}
+
+#[derive(Serialize)]
+struct ChatRequest<'a> {
+    model: &'a str,
+    messages: Vec<Message>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<Value>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f32>,
+    /// Not in OpenAI's API, but vLLM, llama.cpp and Ollama take it; OpenAI itself rejects it with
+    /// a 400 naming the field rather than ignoring it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_k: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    stop: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    n: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    presence_penalty: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frequency_penalty: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct Message {
+    role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<String>,
+}
+
+impl Message {
+    fn new(role: &'static str, content: Option<Value>) -> Self {
+        Self {
+            role,
+            content,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+}
+
+/// The JSON body for `request` sent to `model`.
+pub(super) fn build(
+    request: &LlmRequest,
+    model: &str,
+    stream: bool,
+    options: &Options,
+) -> Result<bytes::Bytes, Error> {
+    let config = &request.config;
+    if !config.safety_settings.is_empty() {
+        return Err(Error::config(
+            "Chat Completions has no safety settings; remove `safety_settings` from the config",
+        ));
+    }
+    if !request.builtin_tools.is_empty() {
+        return Err(Error::config(format!(
+            "Chat Completions cannot run the provider tools {:?}; remove them or use Gemini",
+            request.builtin_tools
+        )));
+    }
+    let reasoning_effort = match &config.thinking_config {
+        None => None,
+        Some(thinking) => {
+            if thinking.include_thoughts == Some(true) || thinking.thinking_budget.is_some() {
+                return Err(Error::config(
+                    "Chat Completions returns no thoughts and takes no thinking budget; set only `thinking_level`, which is sent as `reasoning_effort`",
+                ));
+            }
+            thinking.thinking_level.map(reasoning_effort).transpose()?
+        }
+    };
+    let body = ChatRequest {
+        model,
+        messages: messages(request)?,
+        tools: request
+            .tools
+            .iter()
+            .map(|declaration| {
+                let mut function =
+                    json!({"name": declaration.name, "description": declaration.description});
+                if let Some(parameters) = &declaration.parameters {
+                    function["parameters"] = parameters.clone();
+                }
+                if options.strict_tools {
+                    function["strict"] = json!(true);
+                }
+                json!({"type": "function", "function": function})
+            })
+            .collect(),
+        tool_choice: tool_choice(request)?,
+        response_format: response_format(request, options)?,
+        stream,
+        stream_options: stream.then(|| json!({"include_usage": true})),
+        temperature: config.temperature,
+        top_p: config.top_p,
+        top_k: config.top_k,
+        max_completion_tokens: config.max_output_tokens,
+        stop: &config.stop_sequences,
+        n: config.candidate_count,
+        seed: config.seed,
+        presence_penalty: config.presence_penalty,
+        frequency_penalty: config.frequency_penalty,
+        reasoning_effort,
+    };
+    serde_json::to_vec(&body)
+        .map(bytes::Bytes::from)
+        .map_err(|error| {
+            Error::config(format!("the request could not be written as JSON: {error}"))
+                .with_source(error)
+        })
+}
+
+fn reasoning_effort(level: ThinkingLevel) -> Result<&'static str, Error> {
+    Ok(match level {
+        ThinkingLevel::Minimal => "minimal",
+        ThinkingLevel::Low => "low",
+        ThinkingLevel::Medium => "medium",
+        ThinkingLevel::High => "high",
+        other => {
+            return Err(Error::config(format!(
+                "the thinking level {other:?} has no `reasoning_effort` equivalent; use LOW, MEDIUM or HIGH"
+            )));
+        }
+    })
+}
+
+/// The system instruction, then one message per content: the user's text, the model's text and
+/// tool calls, and one `tool` message per function response.
+fn messages(request: &LlmRequest) -> Result<Vec<Message>, Error> {
+    let mut messages = Vec::with_capacity(request.contents.len() + 1);
+    if let Some(system) = request
+        .system_instruction
+        .as_ref()
+        .filter(|text| !text.is_empty())
+    {
+        messages.push(Message::new("system", Some(json!(system))));
+    }
+    for content in request.contents.iter() {
+        match content.role {
+            Some(Role::Model) => messages.push(assistant_message(content)?),
+            Some(Role::User) | None => user_messages(content, &mut messages)?,
+        }
+    }
+    Ok(messages)
+}
+
+fn assistant_message(content: &Content) -> Result<Message, Error> {
+    let mut texts = Vec::new();
+    let mut tool_calls = Vec::new();
+    for part in content.parts.iter().filter(|part| !part.thought) {
+        match &part.data {
+            PartData::Text(text) => texts.push(text.as_str()),
+            PartData::FunctionCall(call) => tool_calls.push(tool_call(call)?),
+            // A part holding only a thought signature means nothing to Chat Completions.
+            PartData::Other => {}
+            other => return Err(unsupported("model", other)),
+        }
+    }
+    let content = (!texts.is_empty() || tool_calls.is_empty()).then(|| json!(texts.concat()));
+    let mut message = Message::new("assistant", content);
+    message.tool_calls = tool_calls;
+    Ok(message)
+}
+
+fn user_messages(content: &Content, messages: &mut Vec<Message>) -> Result<(), Error> {
+    let mut texts = Vec::new();
+    for part in content.parts.iter().filter(|part| !part.thought) {
+        match &part.data {
+            PartData::Text(text) => texts.push(text.as_str()),
+            PartData::FunctionResponse(response) => messages.push(tool_message(response)?),
+            PartData::Other => {}
+            other => return Err(unsupported("user", other)),
+        }
+    }
+    let content = match texts.as_slice() {
+        [] => return Ok(()),
+        [text] => json!(text),
+        texts => Value::Array(
+            texts
+                .iter()
+                .map(|text| json!({"type": "text", "text": text}))
+                .collect(),
+        ),
+    };
+    messages.push(Message::new("user", Some(content)));
+    Ok(())
+}
+
+fn unsupported(role: &str, data: &PartData) -> Error {
+    let kind = match data {
+        PartData::InlineData(_) => "inline data",
+        PartData::FileData(_) => "a file reference",
+        PartData::ExecutableCode(_) => "executable code",
+        PartData::CodeExecutionResult(_) => "a code execution result",
+        _ => "this kind of part",
+    };
+    Error::config(format!(
+        "the OpenAI adapter sends text, function calls and function responses; a {role} content holds {kind}, which it cannot send; remove that part or use Gemini"
+    ))
+}
+
+fn tool_call(call: &FunctionCall) -> Result<Value, Error> {
+    let id = call.id.as_ref().ok_or_else(|| {
+        Error::config(format!(
+            "the function call `{}` has no id, and Chat Completions needs one to pair it with its response; give calls ids",
+            call.name
+        ))
+    })?;
+    Ok(json!({
+        "id": id.as_str(),
+        "type": "function",
+        "function": {"name": call.name, "arguments": arguments(&call.args)},
+    }))
+}
+
+/// The arguments as the JSON text OpenAI carries; arguments that were not a JSON object when they
+/// arrived are sent back as they came.
+fn arguments(args: &Map<String, Value>) -> String {
+    if let (1, Some(Value::String(raw))) = (args.len(), args.get(RAW_ARGUMENTS_KEY)) {
+        return raw.clone();
+    }
+    Value::Object(args.clone()).to_string()
+}
+
+fn tool_message(response: &FunctionResponse) -> Result<Message, Error> {
+    let id = response.id.as_ref().ok_or_else(|| {
+        Error::config(format!(
+            "the function response of `{}` has no id, and Chat Completions needs the id of the call it answers",
+            response.name
+        ))
+    })?;
+    // ADK wraps a non-object result as {"result": ...}; send such a result as itself.
+    let content = match (response.response.len(), response.response.get("result")) {
+        (1, Some(Value::String(text))) => text.clone(),
+        (1, Some(value)) => value.to_string(),
+        _ => Value::Object(response.response.clone()).to_string(),
+    };
+    let mut message = Message::new("tool", Some(json!(content)));
+    message.tool_call_id = Some(id.as_str().to_owned());
+    Ok(message)
+}
+
+fn tool_choice(request: &LlmRequest) -> Result<Option<Value>, Error> {
+    let Some(calling) = request
+        .config
+        .tool_config
+        .as_ref()
+        .and_then(|config| config.function_calling_config.as_ref())
+    else {
+        return Ok(None);
+    };
+    let names = &calling.allowed_function_names;
+    Ok(match calling.mode {
+        None => None,
+        Some(FunctionCallingMode::Auto) => Some(json!("auto")),
+        Some(FunctionCallingMode::None) => Some(json!("none")),
+        Some(FunctionCallingMode::Any) => match names.as_slice() {
+            [] => Some(json!("required")),
+            [name] => Some(json!({"type": "function", "function": {"name": name}})),
+            _ => {
+                return Err(Error::config(
+                    "Chat Completions can force one named function or any function, not a list; allow one name or none",
+                ));
+            }
+        },
+        Some(other) => {
+            return Err(Error::config(format!(
+                "the function-calling mode {other:?} has no Chat Completions equivalent; use AUTO, ANY or NONE"
+            )));
+        }
+    })
+}
+
+fn response_format(request: &LlmRequest, options: &Options) -> Result<Option<Value>, Error> {
+    let config = &request.config;
+    if let Some(schema) = &config.response_schema {
+        let name = schema
+            .get("title")
+            .and_then(Value::as_str)
+            .filter(|title| {
+                title
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            })
+            .unwrap_or("response");
+        return Ok(Some(json!({
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema, "strict": options.strict_response_schema},
+        })));
+    }
+    match config.response_mime_type.as_deref() {
+        None | Some("text/plain") => Ok(None),
+        Some("application/json") => Ok(Some(json!({"type": "json_object"}))),
+        Some(other) => Err(Error::config(format!(
+            "Chat Completions answers in text or JSON, not `{other}`; use application/json or text/plain"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use adk_core::{FunctionCallingConfig, FunctionDeclaration, Part, ToolConfig};
+
+    fn body(request: &LlmRequest, stream: bool) -> Value {
+        serde_json::from_slice(&build(request, "m", stream, &Options::default()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_tool_round_trip_becomes_system_user_assistant_and_tool_messages() {
+        let call = FunctionCall::new("sum", json!({"a": 1})).with_id("call_1");
+        let mut request = LlmRequest::new(
+            "m",
+            vec![
+                Content::user("add"),
+                Content::new(Role::Model, [Part::function_call(call)]),
+                Content::new(
+                    Role::User,
+                    [Part::function_response(
+                        FunctionResponse::new("sum", json!(1)).with_id("call_1"),
+                    )],
+                ),
+            ],
+        );
+        request.append_instructions(["Be exact."]);
+        request.append_tools([FunctionDeclaration::new("sum", "adds")]);
+        let mut tool_config = ToolConfig::default();
+        tool_config.function_calling_config =
+            Some(FunctionCallingConfig::new(FunctionCallingMode::Any));
+        request.config.tool_config = Some(tool_config);
+        assert_eq!(
+            body(&request, true),
+            json!({
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": "Be exact."},
+                    {"role": "user", "content": "add"},
+                    {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "sum", "arguments": "{\"a\":1}"}}]},
+                    {"role": "tool", "content": "1", "tool_call_id": "call_1"}
+                ],
+                "tools": [{"type": "function", "function": {"name": "sum", "description": "adds"}}],
+                "tool_choice": "required",
+                "stream": true,
+                "stream_options": {"include_usage": true}
+            })
+        );
+    }
+
+    #[test]
+    fn settings_it_cannot_honour_are_errors() {
+        let mut request = LlmRequest::new("m", vec![Content::user("hi")]);
+        request
+            .builtin_tools
+            .push(adk_core::BuiltinTool::GoogleSearch);
+        assert!(build(&request, "m", false, &Options::default()).is_err());
+        let mut request = LlmRequest::new("m", vec![Content::user("hi")]);
+        request.config.response_mime_type = Some("text/x.enum".into());
+        let error = build(&request, "m", false, &Options::default()).unwrap_err();
+        assert!(error.to_string().contains("text/x.enum"), "{error}");
+        let call_without_id = Content::new(
+            Role::Model,
+            [Part::function_call(FunctionCall::new("f", json!({})))],
+        );
+        let request = LlmRequest::new("m", vec![call_without_id]);
+        assert!(build(&request, "m", false, &Options::default()).is_err());
+    }
+
+    #[test]
+    fn raw_arguments_are_sent_back_as_they_came() {
+        let call = FunctionCall::new("calc", json!({RAW_ARGUMENTS_KEY: "15 * 4"})).with_id("c");
+        assert_eq!(tool_call(&call).unwrap()["function"]["arguments"], "15 * 4");
+    }
+}

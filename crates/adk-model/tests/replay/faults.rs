@@ -1,0 +1,335 @@
+//! Fault tests on the loopback server: rate limits with `Retry-After`, repeated 5xx, a stream cut
+//! mid-event, a malformed chunk, a slow server, an unreachable server, and cancellation.
+
+use std::time::{Duration, Instant};
+
+use adk_core::{Content, Llm, LlmRequest};
+use adk_model::{ErrorKind, OpenAiModel, RetryPolicy};
+use adk_test::{MockResponse, MockServer};
+use futures::StreamExt as _;
+use serde_json::json;
+
+use crate::common;
+
+fn request() -> LlmRequest {
+    LlmRequest::new("gpt-test", vec![Content::user("hi")])
+}
+
+fn model(server: &MockServer, retry: RetryPolicy, timeout: Duration) -> OpenAiModel {
+    OpenAiModel::builder("gpt-test")
+        .api_key("test-key")
+        .base_url(format!("{}/v1", server.base_url()))
+        .retry(retry)
+        .timeout(Some(timeout))
+        .build()
+        .unwrap()
+}
+
+fn fast_retries() -> RetryPolicy {
+    RetryPolicy::default()
+        .max_attempts(3)
+        .initial_backoff(Duration::from_millis(1))
+}
+
+fn completion(text: &str) -> MockResponse {
+    MockResponse::json(
+        200,
+        &json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}),
+    )
+}
+
+fn chunk(text: &str) -> String {
+    format!(
+        "data: {}\n\n",
+        json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]})
+    )
+}
+
+fn kind(outcome: &common::Outcome) -> ErrorKind {
+    outcome.model_error().kind()
+}
+
+#[tokio::test]
+async fn rate_limit_with_retry_after_then_success() {
+    let server = MockServer::start([
+        MockResponse::json(
+            429,
+            &json!({"error": {"message": "slow down", "type": "rate_limit"}}),
+        )
+        .header("retry-after", "1"),
+        completion("done"),
+    ])
+    .await;
+    let started = Instant::now();
+    let outcome = common::run(
+        &model(&server, fast_retries(), Duration::from_secs(5)),
+        request(),
+        false,
+    )
+    .await;
+    assert_eq!(
+        outcome.last().content.as_ref().unwrap().text().as_deref(),
+        Some("done")
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(950),
+        "Retry-After was honoured: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn three_server_errors_give_a_typed_error() {
+    let failure = || {
+        MockResponse::json(
+            500,
+            &json!({"error": {"message": "internal", "type": "server_error"}}),
+        )
+    };
+    let server = MockServer::start([failure(), failure(), failure(), completion("never")]).await;
+    let outcome = common::run(
+        &model(&server, fast_retries(), Duration::from_secs(5)),
+        request(),
+        false,
+    )
+    .await;
+    let error = outcome.model_error();
+    assert_eq!(error.status(), Some(500));
+    assert_eq!(
+        error.body(),
+        Some(r#"{"error":{"message":"internal","type":"server_error"}}"#)
+    );
+    assert!(
+        error.to_string().contains("gave up after 3 attempts"),
+        "{error}"
+    );
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn client_errors_are_not_retried() {
+    let server = MockServer::start([
+        MockResponse::json(400, &json!({"error": {"message": "bad"}})),
+        completion("never"),
+    ])
+    .await;
+    let outcome = common::run(
+        &model(&server, fast_retries(), Duration::from_secs(5)),
+        request(),
+        false,
+    )
+    .await;
+    assert_eq!(outcome.model_error().status(), Some(400));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_event_is_a_typed_error_and_not_retried() {
+    let server = MockServer::start([
+        MockResponse::sse("")
+            .with_chunks([
+                chunk("Hel"),
+                "data: {\"choices\": [{\"index\": 0, \"del".to_owned(),
+            ])
+            .delay_chunks(Duration::from_millis(50))
+            .cut(),
+        MockResponse::sse(&chunk("never")),
+    ])
+    .await;
+    let outcome = common::run(
+        &model(&server, fast_retries(), Duration::from_secs(5)),
+        request(),
+        true,
+    )
+    .await;
+    assert_eq!(
+        outcome.partial_text(),
+        "Hel",
+        "data before the cut is delivered"
+    );
+    assert_eq!(kind(&outcome), ErrorKind::StreamCut, "{:?}", outcome.error);
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "no retry after the stream yielded data"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_ending_without_finish_reason_is_cut() {
+    let server = MockServer::start([MockResponse::sse(&chunk("Hel"))]).await;
+    let outcome = common::run(
+        &model(&server, RetryPolicy::none(), Duration::from_secs(5)),
+        request(),
+        true,
+    )
+    .await;
+    assert_eq!(kind(&outcome), ErrorKind::StreamCut);
+}
+
+#[tokio::test]
+async fn a_malformed_chunk_is_a_decode_error() {
+    let server = MockServer::start([MockResponse::sse(&format!(
+        "{}data: {{not json}}\n\n",
+        chunk("ok")
+    ))])
+    .await;
+    let outcome = common::run(
+        &model(&server, RetryPolicy::none(), Duration::from_secs(5)),
+        request(),
+        true,
+    )
+    .await;
+    assert_eq!(kind(&outcome), ErrorKind::Decode);
+    assert!(outcome.model_error().to_string().contains("{not json}"));
+}
+
+#[tokio::test]
+async fn a_slow_server_hits_the_timeout() {
+    let server =
+        MockServer::start([completion("late").delay_headers(Duration::from_secs(3))]).await;
+    let started = Instant::now();
+    let outcome = common::run(
+        &model(&server, fast_retries(), Duration::from_millis(200)),
+        request(),
+        false,
+    )
+    .await;
+    assert_eq!(kind(&outcome), ErrorKind::Timeout, "{:?}", outcome.error);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(server.requests().len(), 1, "timeouts are not retried");
+}
+
+#[tokio::test]
+async fn a_stream_stalling_mid_way_hits_the_timeout() {
+    let server = MockServer::start([MockResponse::sse(&format!("{}{}", chunk("a"), chunk("b")))
+        .delay_chunks(Duration::from_secs(3))])
+    .await;
+    let outcome = common::run(
+        &model(&server, RetryPolicy::none(), Duration::from_millis(300)),
+        request(),
+        true,
+    )
+    .await;
+    assert_eq!(outcome.partial_text(), "a");
+    assert_eq!(kind(&outcome), ErrorKind::Timeout, "{:?}", outcome.error);
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_a_connect_error_after_retries() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    drop(listener);
+    let model = OpenAiModel::builder("gpt-test")
+        .base_url(format!("http://{address}/v1"))
+        .retry(fast_retries())
+        .build()
+        .unwrap();
+    let outcome = common::run(&model, request(), false).await;
+    assert_eq!(kind(&outcome), ErrorKind::Connect);
+    assert!(
+        outcome
+            .model_error()
+            .to_string()
+            .contains("gave up after 3 attempts")
+    );
+}
+
+#[tokio::test]
+async fn the_first_delta_arrives_without_waiting_for_the_rest() {
+    let body = format!("{}{}", chunk("first"), chunk("second"));
+    let server =
+        MockServer::start([MockResponse::sse(&body).delay_chunks(Duration::from_millis(500))])
+            .await;
+    let model = model(&server, RetryPolicy::none(), Duration::from_secs(5));
+    let started = Instant::now();
+    let mut stream = model.generate(request(), true);
+    let first = stream.next().await.unwrap().unwrap();
+    assert_eq!(first.content.unwrap().text().as_deref(), Some("first"));
+    assert!(
+        started.elapsed() < Duration::from_millis(300),
+        "first delta took {:?}",
+        started.elapsed()
+    );
+    // Dropping the stream cancels the call: nothing waits for the second chunk.
+    drop(stream);
+    assert!(started.elapsed() < Duration::from_millis(400));
+}
+
+fn gemini(server: &MockServer) -> adk_model::GeminiModel {
+    adk_model::GeminiModel::builder("gemini-test")
+        .api_key("test-key")
+        .base_url(server.base_url())
+        .retry(fast_retries())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn gemini_retries_unavailable_then_streams() {
+    let unavailable = || {
+        MockResponse::json(
+            503,
+            &json!({"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}}),
+        )
+    };
+    let events = "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"Hi\"}], \"role\": \"model\"}, \"finishReason\": \"STOP\"}]}\r\n\r\n";
+    let server = MockServer::start([unavailable(), unavailable(), MockResponse::sse(events)]).await;
+    // An empty model name in the request falls back to the adapter's.
+    let request = LlmRequest::new("", vec![Content::user("hi")]);
+    let outcome = common::run(&gemini(&server), request, true).await;
+    assert_eq!(
+        outcome.last().content.as_ref().unwrap().text().as_deref(),
+        Some("Hi")
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(
+        requests
+            .iter()
+            .all(|request| request.path == "/models/gemini-test:streamGenerateContent")
+    );
+}
+
+#[tokio::test]
+async fn gemini_error_event_and_cut_stream_are_typed_errors() {
+    let text = "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"Hi\"}]}}]}\n\n";
+    let error = "data: {\"error\": {\"code\": 500, \"message\": \"internal\", \"status\": \"INTERNAL\"}}\n\n";
+    let server = MockServer::start([
+        MockResponse::sse(&format!("{text}{error}")),
+        MockResponse::sse(text),
+    ])
+    .await;
+    let model = gemini(&server);
+    let failed = common::run(&model, request(), true).await;
+    assert_eq!(failed.partial_text(), "Hi");
+    assert_eq!(kind(&failed), ErrorKind::Provider);
+    assert_eq!(failed.model_error().provider_status(), Some("INTERNAL"));
+    let cut = common::run(&model, request(), true).await;
+    assert_eq!(
+        kind(&cut),
+        ErrorKind::StreamCut,
+        "no finishReason before the end"
+    );
+}
+
+#[tokio::test]
+async fn model_debug_output_never_shows_the_key() {
+    let server = MockServer::start([]).await;
+    let openai = OpenAiModel::builder("m")
+        .api_key("sk-secret-1")
+        .base_url(server.base_url())
+        .build()
+        .unwrap();
+    let gemini = adk_model::GeminiModel::builder("m")
+        .api_key("secret-2")
+        .build()
+        .unwrap();
+    let shown = format!(
+        "{openai:?} {gemini:?} {:?}",
+        adk_model::ApiKey::new("secret-3")
+    );
+    assert!(!shown.contains("secret"), "{shown}");
+}
