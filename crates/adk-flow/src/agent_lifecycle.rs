@@ -1,15 +1,11 @@
-//! What every agent of this crate shares: its identity and sub-agents, the before/after-agent
-//! callbacks that run around its body (seed 002's agent lifecycle), and, in a resumable
-//! invocation, pausing after long-running calls and the checkpoints of its progress (seed 001).
+//! What every agent of this crate shares: its identity and sub-agents, and the before/after-agent
+//! callbacks that run around its body (seed 002's agent lifecycle).
 
 use std::sync::Arc;
 
-use adk_core::{
-    Agent, AgentProgress, CallbackContext, Content, Event, EventStream, InvocationContext, Result,
-};
+use adk_core::{Agent, CallbackContext, Content, EventStream, InvocationContext, Result};
 use async_stream::try_stream;
 use futures::StreamExt as _;
-use serde_json::Value;
 
 use crate::Plugins;
 use crate::callbacks::{AfterAgentCallback, BeforeAgentCallback, first_some};
@@ -60,10 +56,6 @@ impl AgentBase {
     /// returns content skips the body: the content becomes the agent's event
     /// and the invocation ends. An after-callback's content becomes one more event. State the
     /// callbacks set travels in those events, or in an event of its own when they return nothing.
-    ///
-    /// In a resumable invocation, an event of the body with a long-running call pauses the
-    /// invocation (the calls of that step still run, then no agent takes another step), and an agent
-    /// whose run completes without a pause checkpoints that it ended, with an `end_of_agent` event.
     pub(crate) fn run_with_callbacks(
         &self,
         ctx: InvocationContext,
@@ -96,12 +88,7 @@ impl AgentBase {
                 let mut events = body(ctx.clone());
                 while let Some(event) = events.next().await {
                     match event {
-                        Ok(event) => {
-                            if ctx.should_pause_after(&event) {
-                                ctx.pause();
-                            }
-                            yield event;
-                        }
+                        Ok(event) => yield event,
                         Err(error) => {
                             for plugin in plugins.iter() {
                                 plugin.on_agent_error(agent.as_ref(), &callback_ctx, &error).await?;
@@ -127,40 +114,7 @@ impl AgentBase {
                     yield event;
                 }
             }
-            if ctx.is_resumable() && !ctx.is_paused() {
-                ctx.set_agent_progress(agent.name(), Some(AgentProgress::Ended));
-                let mut event = ctx.new_event();
-                event.actions.end_of_agent = Some(true);
-                yield event;
-            }
         })
-    }
-}
-
-/// The state the running agent of `ctx` checkpointed earlier in this invocation, when it is being
-/// resumed.
-pub(crate) fn resumed_state(ctx: &InvocationContext) -> Option<Value> {
-    match ctx.agent_progress(ctx.agent_name()) {
-        Some(AgentProgress::Running(state)) => Some(state),
-        _ => None,
-    }
-}
-
-/// Records `state` as the progress of the running agent of `ctx`, and the event that checkpoints it
-/// in the session (`actions.agent_state`), from which a resumed invocation reads it back.
-pub(crate) fn checkpoint(ctx: &InvocationContext, state: Value) -> Event {
-    ctx.set_agent_progress(ctx.agent_name(), Some(AgentProgress::Running(state.clone())));
-    let mut event = ctx.new_event();
-    event.actions.agent_state = Some(state);
-    event
-}
-
-impl crate::LlmAgent {
-    /// Whether the agent may hand the conversation back to its parent. The runner lets an agent
-    /// that may (and whose ancestors may) keep the turn after a transfer: the user's next message
-    /// goes to it rather than to the root.
-    pub fn allows_transfer_to_parent(&self) -> bool {
-        !self.disallow_transfer_to_parent
     }
 }
 
