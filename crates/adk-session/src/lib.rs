@@ -1,5 +1,62 @@
 //! Session, artifact and memory services for adk-rs.
 //!
-//! This crate will own the implementations of [`adk_core::SessionService`],
-//! [`adk_core::ArtifactService`] and [`adk_core::MemoryService`]: in-memory, SQLite (the embedded
-//! default) and PostgreSQL (feature `postgres`), plus filesystem and object-store artifacts.
+//! Implementations of [`adk_core::SessionService`], [`adk_core::ArtifactService`] and
+//! [`adk_core::MemoryService`]:
+//!
+//! | service | backends |
+//! |---|---|
+//! | sessions | [`InMemorySessionService`], [`SqliteSessionService`] (feature `sqlite`, the embedded default), [`PostgresSessionService`] (feature `postgres`) |
+//! | artifacts | [`InMemoryArtifactService`], [`FileArtifactService`], [`ObjectStoreArtifactService`] (feature `object-store`) |
+//! | memory | [`InMemoryMemoryService`] (keyword search), [`SqliteMemoryService`] (FTS5, feature `sqlite`) |
+//!
+//! # State and concurrency
+//!
+//! A session's state shows three stored scopes at once: `app:` keys shared by every session of the
+//! app, `user:` keys shared by every session of the user, and plain keys of the session; `temp:`
+//! keys never reach storage. An append stores the event and applies its state delta to every scope
+//! in one transaction, and only if the session's stored revision is still the one the writer loaded:
+//! otherwise nothing is written and the error is of kind
+//! [`adk_core::ErrorKind::StaleSession`]. So two writers of one session never lose or double an
+//! event; the loser reloads and tries again.
+//!
+//! # Errors
+//!
+//! Every backend fails with this crate's [`Error`], converted at the trait boundary into an
+//! [`adk_core::Error`] of the matching kind whose source is the [`Error`] (downcast it to read
+//! [`ErrorKind`]).
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use adk_core::{CreateSessionRequest, SessionService};
+//! use adk_session::InMemorySessionService;
+//!
+//! let sessions = InMemorySessionService::new();
+//! let session = sessions
+//!     .create_session(CreateSessionRequest::new("app", "ada"))
+//!     .await
+//!     .unwrap();
+//! assert_eq!(session.revision, 0);
+//! # });
+//! ```
+
+mod artifact;
+mod error;
+mod in_memory;
+mod keywords;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod scoped;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+#[cfg(feature = "object-store")]
+pub use artifact::ObjectStoreArtifactService;
+pub use artifact::{FileArtifactService, InMemoryArtifactService};
+pub use error::{Error, ErrorKind};
+pub use in_memory::{InMemoryMemoryService, InMemorySessionService};
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresSessionService;
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteMemoryService, SqliteSessionService};

@@ -1,0 +1,173 @@
+//! [`InMemorySessionService`]: sessions in a map behind a mutex.
+
+use std::collections::HashMap;
+
+use adk_core::{
+    CreateSessionRequest, Event, GetSessionRequest, IdGen, ScopedState, Session, SessionKey,
+    SessionService, UuidIdGen,
+};
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use serde_json::{Map, Value};
+
+use crate::error::Error;
+use crate::scoped::{apply_delta, merged_state, now, split_delta, stored_event};
+
+/// Sessions kept in memory, lost when the process ends. Follows the same rules as the database
+/// backends (scopes, revisions, stale writes), so it is a faithful stand-in in tests.
+#[derive(Debug, Default)]
+pub struct InMemorySessionService {
+    store: Mutex<Store>,
+}
+
+#[derive(Debug, Default)]
+struct Store {
+    app_states: HashMap<String, Map<String, Value>>,
+    user_states: HashMap<(String, String), Map<String, Value>>,
+    sessions: HashMap<SessionKey, StoredSession>,
+}
+
+#[derive(Debug)]
+struct StoredSession {
+    state: Map<String, Value>,
+    events: Vec<Event>,
+    revision: u64,
+    last_update_time: f64,
+}
+
+impl Store {
+    fn merged_state(&self, key: &SessionKey, session: &StoredSession) -> Map<String, Value> {
+        let app = self
+            .app_states
+            .get(&key.app_name)
+            .cloned()
+            .unwrap_or_default();
+        let user = self
+            .user_states
+            .get(&(key.app_name.clone(), key.user_id.clone()))
+            .cloned()
+            .unwrap_or_default();
+        merged_state(app, user, session.state.clone())
+    }
+
+    fn apply_shared(&mut self, key: &SessionKey, scoped: &mut ScopedState) {
+        if !scoped.app.is_empty() {
+            apply_delta(
+                self.app_states.entry(key.app_name.clone()).or_default(),
+                std::mem::take(&mut scoped.app),
+            );
+        }
+        if !scoped.user.is_empty() {
+            apply_delta(
+                self.user_states
+                    .entry((key.app_name.clone(), key.user_id.clone()))
+                    .or_default(),
+                std::mem::take(&mut scoped.user),
+            );
+        }
+    }
+
+    fn to_session(&self, key: &SessionKey, stored: &StoredSession, events: Vec<Event>) -> Session {
+        let mut session = Session::new(key.clone());
+        session.state = self.merged_state(key, stored);
+        session.events = events;
+        session.last_update_time = stored.last_update_time;
+        session.revision = stored.revision;
+        session
+    }
+}
+
+impl InMemorySessionService {
+    /// An empty service.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// The events of `events` that `request` asks for, in order.
+fn select_events(events: &[Event], request: &GetSessionRequest) -> Vec<Event> {
+    let after = request.after_timestamp.unwrap_or(f64::NEG_INFINITY);
+    let selected: Vec<&Event> = events
+        .iter()
+        .filter(|event| event.timestamp >= after)
+        .collect();
+    let skip = request
+        .num_recent_events
+        .map_or(0, |count| selected.len().saturating_sub(count));
+    selected.into_iter().skip(skip).cloned().collect()
+}
+
+#[async_trait]
+impl SessionService for InMemorySessionService {
+    async fn create_session(&self, request: CreateSessionRequest) -> adk_core::Result<Session> {
+        let session_id = request.session_id.unwrap_or_else(|| UuidIdGen.session_id());
+        let key = SessionKey::new(request.app_name, request.user_id, session_id);
+        let mut store = self.store.lock();
+        if store.sessions.contains_key(&key) {
+            return Err(Error::already_exists(&key).into_session());
+        }
+        let mut scoped = ScopedState::split(&request.state);
+        store.apply_shared(&key, &mut scoped);
+        let stored = StoredSession {
+            state: scoped.session,
+            events: Vec::new(),
+            revision: 0,
+            last_update_time: now(),
+        };
+        let session = store.to_session(&key, &stored, Vec::new());
+        store.sessions.insert(key, stored);
+        Ok(session)
+    }
+
+    async fn get_session(&self, request: GetSessionRequest) -> adk_core::Result<Option<Session>> {
+        let store = self.store.lock();
+        Ok(store.sessions.get(&request.key).map(|stored| {
+            let events = select_events(&stored.events, &request);
+            store.to_session(&request.key, stored, events)
+        }))
+    }
+
+    async fn list_sessions(&self, app_name: &str, user_id: &str) -> adk_core::Result<Vec<Session>> {
+        let store = self.store.lock();
+        let mut sessions: Vec<Session> = store
+            .sessions
+            .iter()
+            .filter(|(key, _)| key.app_name == app_name && key.user_id == user_id)
+            .map(|(key, stored)| store.to_session(key, stored, Vec::new()))
+            .collect();
+        sessions.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(sessions)
+    }
+
+    async fn delete_session(&self, key: &SessionKey) -> adk_core::Result<()> {
+        self.store.lock().sessions.remove(key);
+        Ok(())
+    }
+
+    async fn persist_event(
+        &self,
+        key: &SessionKey,
+        revision: u64,
+        event: &Event,
+    ) -> adk_core::Result<u64> {
+        let stored_event = stored_event(event).into_owned();
+        let mut scoped = split_delta(&stored_event);
+        let mut store = self.store.lock();
+        let Some(stored) = store.sessions.get(key) else {
+            return Err(Error::not_found(key).into_session());
+        };
+        if stored.revision != revision {
+            return Err(Error::stale(key, revision, stored.revision).into_session());
+        }
+        store.apply_shared(key, &mut scoped);
+        let stored = store
+            .sessions
+            .get_mut(key)
+            .expect("the session was found under the same lock");
+        apply_delta(&mut stored.state, scoped.session);
+        stored.last_update_time = stored.last_update_time.max(stored_event.timestamp);
+        stored.revision += 1;
+        stored.events.push(stored_event);
+        Ok(stored.revision)
+    }
+}

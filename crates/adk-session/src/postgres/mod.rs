@@ -1,0 +1,5 @@
+//! PostgreSQL backend through sqlx.
+
+mod session;
+
+pub use session::PostgresSessionService;

@@ -1,0 +1,436 @@
+//! The artifact conformance suite, run against every backend: in memory, filesystem, and
+//! `object_store` with its local-filesystem and in-memory stores. Includes the path-traversal
+//! attacks every backend must refuse.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use adk_core::{ArtifactService, ErrorKind, Part, SessionKey};
+use adk_session::{FileArtifactService, InMemoryArtifactService, ObjectStoreArtifactService};
+use serde_json::{Map, Value, json};
+
+/// An artifact service on fresh storage, with the directory it may write under (if any).
+struct Fixture {
+    service: Arc<dyn ArtifactService>,
+    /// The parent of the backend's root: nothing may appear here but the root itself.
+    sandbox: Option<tempfile::TempDir>,
+}
+
+fn in_memory() -> Fixture {
+    Fixture {
+        service: Arc::new(InMemoryArtifactService::new()),
+        sandbox: None,
+    }
+}
+
+fn filesystem() -> Fixture {
+    let sandbox = tempfile::tempdir().unwrap();
+    Fixture {
+        service: Arc::new(FileArtifactService::new(sandbox.path().join("root"))),
+        sandbox: Some(sandbox),
+    }
+}
+
+fn object_store_local() -> Fixture {
+    let sandbox = tempfile::tempdir().unwrap();
+    let root = sandbox.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let store = object_store::local::LocalFileSystem::new_with_prefix(&root).unwrap();
+    Fixture {
+        service: Arc::new(ObjectStoreArtifactService::new(Arc::new(store))),
+        sandbox: Some(sandbox),
+    }
+}
+
+fn object_store_memory() -> Fixture {
+    Fixture {
+        service: Arc::new(ObjectStoreArtifactService::new(Arc::new(
+            object_store::memory::InMemory::new(),
+        ))),
+        sandbox: None,
+    }
+}
+
+macro_rules! artifact_conformance {
+    ($($backend:ident),*) => {
+        $(
+            mod $backend {
+                artifact_conformance!(@tests $backend;
+                    save_load_and_versions,
+                    user_names_are_shared_by_the_users_sessions_only,
+                    delete_removes_every_version,
+                    traversal_and_bad_names_are_rejected,
+                    concurrent_saves_get_distinct_versions,
+                    large_and_unicode_artifacts_round_trip,
+                );
+            }
+        )*
+    };
+    (@tests $backend:ident; $($test:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $test() {
+                let fixture = crate::$backend();
+                crate::$test(&*fixture.service).await;
+                crate::check_sandbox(&fixture);
+            }
+        )*
+    };
+}
+
+artifact_conformance!(
+    in_memory,
+    filesystem,
+    object_store_local,
+    object_store_memory
+);
+
+/// Nothing was written beside the backend's root.
+fn check_sandbox(fixture: &Fixture) {
+    if let Some(sandbox) = &fixture.sandbox {
+        let names: Vec<String> = std::fs::read_dir(sandbox.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().all(|name| name == "root"),
+            "escaped the root: {names:?}"
+        );
+    }
+}
+
+fn key(user: &str, session: &str) -> SessionKey {
+    SessionKey::new("app", user, session)
+}
+
+fn metadata(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+async fn save(service: &dyn ArtifactService, session: &SessionKey, name: &str, part: Part) -> u64 {
+    service
+        .save_artifact(session, name, part, Map::new())
+        .await
+        .unwrap()
+}
+
+async fn save_load_and_versions(service: &dyn ArtifactService) {
+    let s = key("ada", "s1");
+    let image = Part::inline_data("image/png", vec![0x89, b'P', b'N', b'G', 0, 255]);
+    let v0 = service
+        .save_artifact(
+            &s,
+            "chart.png",
+            image.clone(),
+            metadata(json!({"source": "tool", "n": 1})),
+        )
+        .await
+        .unwrap();
+    let v1 = save(service, &s, "chart.png", Part::text("a chart")).await;
+    assert_eq!((v0, v1), (0, 1));
+
+    assert_eq!(
+        service.load_artifact(&s, "chart.png", None).await.unwrap(),
+        Some(Part::text("a chart"))
+    );
+    assert_eq!(
+        service
+            .load_artifact(&s, "chart.png", Some(0))
+            .await
+            .unwrap(),
+        Some(image)
+    );
+    assert_eq!(
+        service
+            .load_artifact(&s, "chart.png", Some(7))
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        service
+            .load_artifact(&s, "missing.txt", None)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        service.list_versions(&s, "chart.png").await.unwrap(),
+        [0, 1]
+    );
+    assert!(
+        service
+            .list_versions(&s, "missing.txt")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let first = service
+        .artifact_version(&s, "chart.png", Some(0))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.version, 0);
+    assert_eq!(first.mime_type.as_deref(), Some("image/png"));
+    assert_eq!(
+        Value::Object(first.custom_metadata),
+        json!({"source": "tool", "n": 1})
+    );
+    assert!(first.create_time > 1.0e9);
+    let latest = service
+        .artifact_version(&s, "chart.png", None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(latest.version, 1);
+    assert_eq!(latest.mime_type.as_deref(), Some("text/plain"));
+    assert!(latest.create_time >= first.create_time);
+    assert!(
+        service
+            .artifact_version(&s, "missing.txt", None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+async fn user_names_are_shared_by_the_users_sessions_only(service: &dyn ArtifactService) {
+    let s1 = key("ada", "s1");
+    let s2 = key("ada", "s2");
+    let bob = key("bob", "s1");
+    save(
+        service,
+        &s1,
+        "user:avatar.png",
+        Part::inline_data("image/png", vec![1]),
+    )
+    .await;
+    save(service, &s1, "notes.txt", Part::text("s1 only")).await;
+    save(service, &s2, "b.txt", Part::text("s2 only")).await;
+
+    assert_eq!(
+        service.list_artifact_keys(&s1).await.unwrap(),
+        ["notes.txt", "user:avatar.png"]
+    );
+    assert_eq!(
+        service.list_artifact_keys(&s2).await.unwrap(),
+        ["b.txt", "user:avatar.png"]
+    );
+    assert!(
+        service
+            .load_artifact(&s2, "user:avatar.png", None)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        service
+            .load_artifact(&s2, "notes.txt", None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        service.list_artifact_keys(&bob).await.unwrap().is_empty(),
+        "bob sees nothing of ada's"
+    );
+    assert!(
+        service
+            .load_artifact(&bob, "user:avatar.png", None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        service
+            .load_artifact(&bob, "notes.txt", None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let other_app = SessionKey::new("other", "ada", "s1");
+    assert!(
+        service
+            .list_artifact_keys(&other_app)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // A second save from another session is the next version of the shared file.
+    assert_eq!(
+        save(service, &s2, "user:avatar.png", Part::text("v1")).await,
+        1
+    );
+}
+
+async fn delete_removes_every_version(service: &dyn ArtifactService) {
+    let s = key("ada", "s1");
+    save(service, &s, "a.txt", Part::text("0")).await;
+    save(service, &s, "a.txt", Part::text("1")).await;
+    save(service, &s, "keep.txt", Part::text("k")).await;
+    service.delete_artifact(&s, "a.txt").await.unwrap();
+    assert!(
+        service
+            .load_artifact(&s, "a.txt", None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        service
+            .load_artifact(&s, "a.txt", Some(0))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(service.list_versions(&s, "a.txt").await.unwrap().is_empty());
+    assert_eq!(service.list_artifact_keys(&s).await.unwrap(), ["keep.txt"]);
+    service
+        .delete_artifact(&s, "a.txt")
+        .await
+        .expect("deleting a missing artifact is fine");
+    assert_eq!(save(service, &s, "a.txt", Part::text("again")).await, 0);
+}
+
+/// Names that must never reach storage.
+const BAD_NAMES: &[&str] = &[
+    "",
+    ".",
+    "..",
+    "../secret.txt",
+    "../../bob/sessions/s1/secret.txt",
+    "sub/file.txt",
+    "sub\\file.txt",
+    "/etc/passwd",
+    "C:\\Windows\\win.ini",
+    "..%2f..%2fbob%2fsecret.txt",
+    "..%2F..%2Fbob",
+    "%2e%2e",
+    "a%5cb",
+    "a%00b",
+    "nul\0byte",
+    "new\nline",
+    "user:",
+    "user:..",
+    "user:../bob/user/avatar.png",
+    "user:/etc/passwd",
+];
+
+async fn traversal_and_bad_names_are_rejected(service: &dyn ArtifactService) {
+    let ada = key("ada", "s1");
+    let bob = key("bob", "s1");
+    save(service, &bob, "secret.txt", Part::text("bob's secret")).await;
+    save(service, &bob, "user:avatar.png", Part::text("bob's avatar")).await;
+
+    for name in BAD_NAMES {
+        let rejected = |result: adk_core::Result<()>| {
+            let error = result.expect_err(name);
+            assert_eq!(error.kind(), ErrorKind::Artifact, "{name:?}: {error}");
+            assert_eq!(
+                error
+                    .downcast_source::<adk_session::Error>()
+                    .map(adk_session::Error::kind),
+                Some(adk_session::ErrorKind::InvalidName),
+                "{name:?}"
+            );
+        };
+        rejected(
+            service
+                .save_artifact(&ada, name, Part::text("x"), Map::new())
+                .await
+                .map(drop),
+        );
+        rejected(service.load_artifact(&ada, name, None).await.map(drop));
+        rejected(service.delete_artifact(&ada, name).await);
+        rejected(service.list_versions(&ada, name).await.map(drop));
+        rejected(service.artifact_version(&ada, name, None).await.map(drop));
+    }
+    for bad in [
+        SessionKey::new("app", "bob/../ada", "s1"),
+        SessionKey::new("app", "..", "s1"),
+        SessionKey::new("..", "bob", "s1"),
+        SessionKey::new("app", "ada", "../../bob/sessions/s1"),
+        SessionKey::new("app", "ada", "s1%2F..%2F..%2Fbob"),
+        SessionKey::new("app", "", "s1"),
+        SessionKey::new("/abs", "ada", "s1"),
+    ] {
+        let error = service
+            .list_artifact_keys(&bad)
+            .await
+            .expect_err("a bad id");
+        assert_eq!(error.kind(), ErrorKind::Artifact, "{bad:?}");
+        let error = service
+            .load_artifact(&bad, "secret.txt", None)
+            .await
+            .expect_err("a bad id");
+        assert_eq!(error.kind(), ErrorKind::Artifact, "{bad:?}");
+    }
+    // Bob's artifacts are untouched and unreachable from ada's session.
+    assert!(service.list_artifact_keys(&ada).await.unwrap().is_empty());
+    assert_eq!(
+        service
+            .load_artifact(&bob, "secret.txt", None)
+            .await
+            .unwrap(),
+        Some(Part::text("bob's secret"))
+    );
+    assert_eq!(
+        service
+            .list_versions(&bob, "user:avatar.png")
+            .await
+            .unwrap(),
+        [0]
+    );
+}
+
+async fn concurrent_saves_get_distinct_versions(service: &dyn ArtifactService) {
+    let s = key("ada", "s1");
+    let saves = (0..8).map(|n| {
+        let s = s.clone();
+        async move { save(service, &s, "log.txt", Part::text(n.to_string())).await }
+    });
+    let versions: BTreeSet<u64> = futures::future::join_all(saves).await.into_iter().collect();
+    assert_eq!(versions, (0..8).collect());
+    assert_eq!(
+        service.list_versions(&s, "log.txt").await.unwrap(),
+        (0..8).collect::<Vec<_>>()
+    );
+}
+
+async fn large_and_unicode_artifacts_round_trip(service: &dyn ArtifactService) {
+    let s = SessionKey::new("应用", "użytkownik", "séance-🎉");
+    let bytes: Vec<u8> = (0..(5u32 << 20)).map(|n| (n % 253) as u8).collect();
+    let big = Part::inline_data("application/octet-stream", bytes);
+    for name in [
+        "données 2026 ✓.bin",
+        "user:報告書.pdf",
+        "100%.txt",
+        ".hidden",
+        "a..b",
+    ] {
+        save(service, &s, name, big.clone()).await;
+        assert_eq!(
+            service
+                .load_artifact(&s, name, None)
+                .await
+                .unwrap()
+                .as_ref(),
+            Some(&big),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        service.list_artifact_keys(&s).await.unwrap(),
+        [
+            ".hidden",
+            "100%.txt",
+            "a..b",
+            "données 2026 ✓.bin",
+            "user:報告書.pdf"
+        ]
+    );
+}

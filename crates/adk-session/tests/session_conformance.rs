@@ -1,0 +1,125 @@
+//! The session conformance suite, run against every backend: in memory, SQLite on a temporary
+//! file, and PostgreSQL at `$ADK_POSTGRES_URL` (each test in its own schema).
+
+mod conformance;
+
+mod in_memory {
+    crate::conformance::session_conformance!(crate::conformance::fixtures::in_memory);
+}
+
+mod sqlite {
+    crate::conformance::session_conformance!(crate::conformance::fixtures::sqlite);
+}
+
+mod postgres {
+    crate::conformance::session_conformance!(crate::conformance::fixtures::postgres);
+}
+
+/// Storage that cannot be reached or goes away: a clear error of the service's kind, and nothing
+/// half-written.
+mod storage_failures {
+    use adk_core::{
+        Content, CreateSessionRequest, ErrorKind, Event, GetSessionRequest, InvocationId,
+        SessionService,
+    };
+    use adk_session::{PostgresSessionService, SqliteSessionService};
+    use sqlx::AssertSqlSafe;
+    use sqlx::postgres::PgConnectOptions;
+
+    use crate::conformance::fixtures::postgres_url;
+
+    #[tokio::test]
+    async fn sqlite_in_a_missing_directory_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = SqliteSessionService::open(dir.path().join("no/such/dir/sessions.db"))
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Session);
+        assert!(
+            error.message().starts_with("opening the SQLite database"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn unreachable_postgres_is_a_clear_error() {
+        // Port 9 (discard) is closed on loopback: the connection is refused at once.
+        let error = PostgresSessionService::connect("postgres://adk:adk@127.0.0.1:9/adk")
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Session);
+        assert!(
+            error
+                .message()
+                .starts_with("connecting to PostgreSQL failed"),
+            "{error}"
+        );
+    }
+
+    /// Every server connection of the service is killed before each append: each append either fails
+    /// with a `Session` error or succeeds, and afterwards storage holds exactly the successful ones.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_connections_killed_between_appends_lose_nothing() {
+        let Some(url) = postgres_url() else {
+            return;
+        };
+        // Only this test's connections are killed: they carry their own application name. Its
+        // tables live in a schema of its own, dropped at the end.
+        let name = format!("adk_failures_{}", std::process::id());
+        let options: PgConnectOptions = url.parse().unwrap();
+        let admin = sqlx::PgPool::connect_with(options.clone()).await.unwrap();
+        sqlx::query(AssertSqlSafe(format!("CREATE SCHEMA IF NOT EXISTS {name}")))
+            .execute(&admin)
+            .await
+            .unwrap();
+        let service = PostgresSessionService::connect_with(
+            options
+                .options([("search_path", name.as_str())])
+                .application_name(&name),
+        )
+        .await
+        .unwrap();
+        let app = name.clone();
+        let mut session = service
+            .create_session(CreateSessionRequest::new(&app, "ada"))
+            .await
+            .unwrap();
+        let mut stored = Vec::new();
+        for n in 0..10 {
+            sqlx::query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE application_name = $1",
+            )
+            .bind(&name)
+            .execute(&admin)
+            .await
+            .unwrap();
+            let event = Event::new(InvocationId::from("e-1"), "agent")
+                .with_content(Content::model(n.to_string()));
+            match service.append_event(&mut session, event).await {
+                Ok(event) => stored.push(event.text().unwrap()),
+                Err(error) => {
+                    assert_eq!(error.kind(), ErrorKind::Session, "{error}");
+                    // The failed append's session copy is unchanged; reload to go on.
+                    session = service
+                        .get_session(GetSessionRequest::new(session.key()))
+                        .await
+                        .unwrap()
+                        .unwrap();
+                }
+            }
+        }
+        let loaded = service
+            .get_session(GetSessionRequest::new(session.key()))
+            .await
+            .unwrap()
+            .unwrap();
+        let texts: Vec<String> = loaded.events.iter().map(|e| e.text().unwrap()).collect();
+        assert_eq!(texts, stored);
+        service.close().await;
+        sqlx::query(AssertSqlSafe(format!("DROP SCHEMA {name} CASCADE")))
+            .execute(&admin)
+            .await
+            .unwrap();
+    }
+}
