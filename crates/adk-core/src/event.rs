@@ -3,9 +3,12 @@
 //! The JSON of both is the persistence and wire format of adk-rs and matches ADK Python's: camelCase,
 //! absent fields omitted, and the four maps of `actions` always written.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::ids::{Clock, IdGen, SystemClock, UuidIdGen};
@@ -26,37 +29,28 @@ use crate::{LlmResponse, PartData};
 /// assert!(event.is_final_response());
 /// assert_eq!(event.text().as_deref(), Some("It is sunny"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     /// The model response this event records (content, partial flag, finish reason, usage, ...).
     #[serde(flatten)]
     pub response: LlmResponse,
     /// The invocation that produced the event.
-    #[serde(default, alias = "invocation_id")]
     pub invocation_id: InvocationId,
     /// `"user"` for user messages, else the name of the agent that produced the event.
-    #[serde(default)]
     pub author: String,
     /// State, artifact and flow changes the event carries.
-    #[serde(default)]
     pub actions: EventActions,
     /// The ids of long-running function calls in this event that get no response yet.
-    #[serde(
-        default,
-        alias = "long_running_tool_ids",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub long_running_tool_ids: Option<Vec<FunctionCallId>>,
     /// The dotted path of agents (`root.child.grandchild`) whose history the event belongs to; events
     /// of parallel branches are not shown to each other.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// The event's own id.
-    #[serde(default)]
     pub id: EventId,
     /// When the event was made, in seconds since the Unix epoch.
-    #[serde(default)]
     pub timestamp: f64,
 }
 
@@ -164,6 +158,59 @@ impl Event {
         self.actions
             .state_delta
             .retain(|key, _| StateScope::of(key) != StateScope::Temp);
+    }
+}
+
+impl<'de> Deserialize<'de> for Event {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(EventVisitor)
+    }
+}
+
+/// Reads an event's own keys directly and hands every other key to [`LlmResponse`], so that the
+/// response fields at the event's top level are read without buffering (sessions load thousands of
+/// events at a time). Keys may be camelCase or snake_case; absent or null values take defaults.
+struct EventVisitor;
+
+impl<'de> Visitor<'de> for EventVisitor {
+    type Value = Event;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an event object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Event, A::Error> {
+        let mut event = Event {
+            response: LlmResponse::default(),
+            invocation_id: InvocationId::default(),
+            author: String::new(),
+            actions: EventActions::default(),
+            long_running_tool_ids: None,
+            branch: None,
+            id: EventId::default(),
+            timestamp: 0.0,
+        };
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "invocationId" | "invocation_id" => {
+                    event.invocation_id = map.next_value::<Option<_>>()?.unwrap_or_default();
+                }
+                "author" => event.author = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                "actions" => event.actions = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                "longRunningToolIds" | "long_running_tool_ids" => {
+                    event.long_running_tool_ids = map.next_value()?;
+                }
+                "branch" => event.branch = map.next_value()?,
+                "id" => event.id = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                "timestamp" => event.timestamp = map.next_value::<Option<_>>()?.unwrap_or_default(),
+                other => {
+                    if !event.response.read_field(other, &mut map)? {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+        }
+        Ok(event)
     }
 }
 
@@ -375,6 +422,40 @@ mod tests {
         );
         assert_eq!(first.escalate, Some(true));
         assert_eq!(first.transfer_to_agent.as_deref(), Some("other"));
+    }
+
+    #[test]
+    fn events_read_snake_case_nulls_and_unknown_keys() {
+        let event: Event = serde_json::from_value(json!({
+            "invocation_id": "e-1",
+            "author": "agent",
+            "content": {"parts": [{"text": "hi"}], "role": "model"},
+            "turn_complete": true,
+            "finish_reason": "STOP",
+            "long_running_tool_ids": ["c1"],
+            "branch": null,
+            "actions": null,
+            "nodeInfo": {"path": "agent@1"},
+            "id": "x",
+            "timestamp": 1.5
+        }))
+        .unwrap();
+        assert_eq!(event.invocation_id, "e-1");
+        assert_eq!(event.text().as_deref(), Some("hi"));
+        assert_eq!(event.response.turn_complete, Some(true));
+        assert_eq!(
+            event.response.finish_reason,
+            Some(crate::FinishReason::Stop)
+        );
+        assert_eq!(event.long_running_tool_ids, Some(vec!["c1".into()]));
+        assert_eq!(event.actions, EventActions::default());
+        assert_eq!(event.timestamp, 1.5);
+    }
+
+    #[test]
+    fn a_malformed_event_is_an_error_naming_the_problem() {
+        let error = serde_json::from_str::<Event>(r#"{"timestamp": "soon"}"#).unwrap_err();
+        assert!(error.to_string().contains("invalid type"), "{error}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -346,95 +347,90 @@ pub struct SafetySetting {
 }
 
 /// What a model returned: one streamed chunk (`partial`) or the final answer of a call.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+///
+/// JSON keys are camelCase; input also accepts snake_case. Reading is hand-written, field by field,
+/// so that an [`Event`](crate::Event), whose JSON holds these fields at its top level, reads them
+/// straight from the input instead of through an intermediate buffer.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct LlmResponse {
     /// The model version that answered.
-    #[serde(
-        default,
-        alias = "model_version",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model_version: Option<String>,
     /// The content; absent on an error or an empty answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<Content>,
     /// Grounding sources, as the provider sent them.
-    #[serde(
-        default,
-        alias = "grounding_metadata",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub grounding_metadata: Option<Value>,
     /// Whether this is a streamed chunk that a final response will follow.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub partial: Option<bool>,
     /// Whether the model's turn is complete.
-    #[serde(
-        default,
-        alias = "turn_complete",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_complete: Option<bool>,
     /// Why generation stopped.
-    #[serde(
-        default,
-        alias = "finish_reason",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<FinishReason>,
     /// A provider error code, when the call failed in a way the response reports.
-    #[serde(default, alias = "error_code", skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
     /// A provider error message.
-    #[serde(
-        default,
-        alias = "error_message",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     /// Whether the user interrupted the model (live streaming).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<bool>,
     /// Metadata a callback or the caller attached.
-    #[serde(
-        default,
-        alias = "custom_metadata",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub custom_metadata: Option<Map<String, Value>>,
     /// Token counts.
-    #[serde(
-        default,
-        alias = "usage_metadata",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_metadata: Option<UsageMetadata>,
     /// The average log-probability of the candidate's tokens.
-    #[serde(
-        default,
-        alias = "avg_logprobs",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub avg_logprobs: Option<f64>,
     /// Log-probabilities, as the provider sent them.
-    #[serde(
-        default,
-        alias = "logprobs_result",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub logprobs_result: Option<Value>,
     /// Citations, as the provider sent them.
-    #[serde(
-        default,
-        alias = "citation_metadata",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub citation_metadata: Option<Value>,
 }
 
 impl LlmResponse {
+    /// Reads the value of `key` from `map` into the field it names (camelCase or snake_case), and
+    /// says whether `key` was one of this type's fields. A JSON `null` reads as `None`.
+    pub(crate) fn read_field<'de, A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+    ) -> std::result::Result<bool, A::Error> {
+        match key {
+            "modelVersion" | "model_version" => self.model_version = map.next_value()?,
+            "content" => self.content = map.next_value()?,
+            "groundingMetadata" | "grounding_metadata" => {
+                self.grounding_metadata = map.next_value()?
+            }
+            "partial" => self.partial = map.next_value()?,
+            "turnComplete" | "turn_complete" => self.turn_complete = map.next_value()?,
+            "finishReason" | "finish_reason" => self.finish_reason = map.next_value()?,
+            "errorCode" | "error_code" => self.error_code = map.next_value()?,
+            "errorMessage" | "error_message" => self.error_message = map.next_value()?,
+            "interrupted" => self.interrupted = map.next_value()?,
+            "customMetadata" | "custom_metadata" => self.custom_metadata = map.next_value()?,
+            "usageMetadata" | "usage_metadata" => self.usage_metadata = map.next_value()?,
+            "avgLogprobs" | "avg_logprobs" => self.avg_logprobs = map.next_value()?,
+            "logprobsResult" | "logprobs_result" => self.logprobs_result = map.next_value()?,
+            "citationMetadata" | "citation_metadata" => {
+                self.citation_metadata = map.next_value()?
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
     /// A response holding `content`.
     pub fn new(content: Content) -> Self {
         Self {
@@ -446,6 +442,35 @@ impl LlmResponse {
     /// Whether this is a streamed chunk (`partial: true`).
     pub fn is_partial(&self) -> bool {
         self.partial == Some(true)
+    }
+}
+
+impl<'de> Deserialize<'de> for LlmResponse {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct ResponseVisitor;
+
+        impl<'de> Visitor<'de> for ResponseVisitor {
+            type Value = LlmResponse;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a model response object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<LlmResponse, A::Error> {
+                let mut response = LlmResponse::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if !response.read_field(&key, &mut map)? {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(response)
+            }
+        }
+
+        deserializer.deserialize_map(ResponseVisitor)
     }
 }
 
