@@ -45,6 +45,7 @@ pub const STEPS: &[Step] = &[
             "clippy",
             "--workspace",
             "--all-targets",
+            "--all-features",
             "--",
             "-D",
             "warnings",
@@ -56,7 +57,8 @@ pub const STEPS: &[Step] = &[
     },
     Step {
         name: "test",
-        action: Action::CargoTest(&["test", "--workspace"]),
+        // Every feature, so that the MCP, PostgreSQL and OTLP tests are built and run too.
+        action: Action::CargoTest(&["test", "--workspace", "--all-features"]),
     },
 ];
 
@@ -263,9 +265,9 @@ mod tests {
             commands,
             [
                 "cargo fmt --all -- --check",
-                "cargo clippy --workspace --all-targets -- -D warnings",
+                "cargo clippy --workspace --all-targets --all-features -- -D warnings",
                 "cargo xtask tidy",
-                "cargo test --workspace",
+                "cargo test --workspace --all-features",
             ]
         );
     }

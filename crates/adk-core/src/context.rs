@@ -103,6 +103,8 @@ struct Invocation {
     ids: Arc<dyn IdGen>,
     clock: Arc<dyn Clock>,
     ended: AtomicBool,
+    resumable: bool,
+    paused: AtomicBool,
     llm_calls: AtomicU32,
     agent_progress: Mutex<HashMap<String, AgentProgress>>,
     cancellation: CancellationToken,
@@ -156,6 +158,7 @@ impl InvocationContext {
             ids: Arc::new(UuidIdGen),
             clock: Arc::new(SystemClock),
             cancellation: None,
+            resumable: false,
             data: HashMap::new(),
         }
     }
@@ -294,6 +297,39 @@ impl InvocationContext {
         self.invocation.ended.load(Ordering::Acquire)
     }
 
+    /// Whether the app is resumable: agents checkpoint their progress in events, and the invocation
+    /// pauses after an event with long-running calls (seed 001's `is_resumable`).
+    pub fn is_resumable(&self) -> bool {
+        self.invocation.resumable
+    }
+
+    /// Whether the invocation should pause right after `event`: it is resumable and the event holds
+    /// a long-running function call (a tool that answers later, or the flow's request for a
+    /// confirmation or a credential) that the user must answer first.
+    pub fn should_pause_after(&self, event: &Event) -> bool {
+        if !self.is_resumable() {
+            return false;
+        }
+        let Some(long_running) = &event.long_running_tool_ids else {
+            return false;
+        };
+        event
+            .function_calls()
+            .any(|call| call.id.as_ref().is_some_and(|id| long_running.contains(id)))
+    }
+
+    /// Marks the invocation paused: an agent yielded an event after which it
+    /// [should pause](Self::should_pause_after). The agents on the path of that event stop and do
+    /// not checkpoint that they ended, so that the invocation can be resumed where it stopped.
+    pub fn pause(&self) {
+        self.invocation.paused.store(true, Ordering::Release);
+    }
+
+    /// Whether an agent of the invocation paused it.
+    pub fn is_paused(&self) -> bool {
+        self.invocation.paused.load(Ordering::Acquire)
+    }
+
     /// Counts one model call, failing with [`ErrorKind::LlmCallsLimitExceeded`] past the limit.
     pub fn count_llm_call(&self) -> Result<()> {
         let limit = self.run_config().max_llm_calls;
@@ -385,6 +421,7 @@ pub struct InvocationContextBuilder {
     ids: Arc<dyn IdGen>,
     clock: Arc<dyn Clock>,
     cancellation: Option<CancellationToken>,
+    resumable: bool,
     data: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 
@@ -463,6 +500,12 @@ impl InvocationContextBuilder {
         self
     }
 
+    /// Makes the invocation resumable (see [`InvocationContext::is_resumable`]); off by default.
+    pub fn resumable(mut self, resumable: bool) -> Self {
+        self.resumable = resumable;
+        self
+    }
+
     /// Builds the context; fails when the agent tree is invalid.
     pub fn build(self) -> Result<InvocationContext> {
         let agent_tree = match self.agent_tree {
@@ -495,6 +538,8 @@ impl InvocationContextBuilder {
             ids: self.ids,
             clock: self.clock,
             ended: AtomicBool::new(false),
+            resumable: self.resumable,
+            paused: AtomicBool::new(false),
             llm_calls: AtomicU32::new(0),
             agent_progress: Mutex::new(HashMap::new()),
             cancellation: self.cancellation.unwrap_or_default(),
@@ -719,6 +764,28 @@ mod tests {
         assert!(ctx.count_llm_call().is_ok());
         let error = ctx.count_llm_call().unwrap_err();
         assert_eq!(error.kind(), ErrorKind::LlmCallsLimitExceeded);
+    }
+
+    #[test]
+    fn a_resumable_invocation_pauses_after_long_running_calls() {
+        use crate::{FunctionCall, Part, Role};
+        let mut event = Event::new(InvocationId::from("e-1"), "root").with_content(Content::new(
+            Role::Model,
+            [Part::function_call(
+                FunctionCall::new("approve", json!({})).with_id("c1"),
+            )],
+        ));
+        event.long_running_tool_ids = Some(vec!["c1".into()]);
+        assert!(!context().should_pause_after(&event));
+        let ctx = InvocationContext::builder(tree().0, Session::default())
+            .resumable(true)
+            .build()
+            .unwrap();
+        assert!(ctx.should_pause_after(&event));
+        event.long_running_tool_ids = Some(vec![]);
+        assert!(!ctx.should_pause_after(&event));
+        ctx.pause();
+        assert!(ctx.is_paused() && !ctx.is_ended());
     }
 
     #[test]

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use adk_core::{
     Agent, Content, Event, EventStream, FunctionCall, FunctionDeclaration, InvocationContext,
-    InvocationId, Llm, LlmRequest, LlmResponse, LlmResponseStream, Part, Role, RunConfig, Session, SessionKey,
+    InvocationId, Llm, LlmRequest, LlmResponse, LlmResponseStream, Part, Role, RunConfig, Session,
+    SessionKey,
 };
 use adk_flow::LlmAgent;
 use adk_tool::{Tool, ToolContext};

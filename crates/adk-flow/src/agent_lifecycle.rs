@@ -1,11 +1,15 @@
-//! What every agent of this crate shares: its identity and sub-agents, and the before/after-agent
-//! callbacks that run around its body (seed 002's agent lifecycle).
+//! What every agent of this crate shares: its identity and sub-agents, the before/after-agent
+//! callbacks that run around its body (seed 002's agent lifecycle), and, in a resumable
+//! invocation, pausing after long-running calls and the checkpoints of its progress (seed 001).
 
 use std::sync::Arc;
 
-use adk_core::{Agent, CallbackContext, Content, EventStream, InvocationContext, Result};
+use adk_core::{
+    Agent, AgentProgress, CallbackContext, Content, Event, EventStream, InvocationContext, Result,
+};
 use async_stream::try_stream;
 use futures::StreamExt as _;
+use serde_json::Value;
 
 use crate::Plugins;
 use crate::callbacks::{AfterAgentCallback, BeforeAgentCallback, first_some};
@@ -56,7 +60,26 @@ impl AgentBase {
     /// returns content skips the body: the content becomes the agent's event
     /// and the invocation ends. An after-callback's content becomes one more event. State the
     /// callbacks set travels in those events, or in an event of its own when they return nothing.
+    ///
+    /// In a resumable invocation, an event of the body with a long-running call pauses the
+    /// invocation, and an agent whose run completes without a pause checkpoints that it ended, with
+    /// an `end_of_agent` event. The calls of the pausing step still run. On the main branch the
+    /// agent that made the call then ends the invocation, so no agent takes another step; on a
+    /// parallel branch the siblings go on (as in ADK), and the paused agent stops because its last
+    /// event, the one with the long-running call, is a final response. (A long-running tool that returns an interim result on a parallel
+    /// branch lets its agent call the model once more; the flow would have to check for the pause
+    /// to prevent it.)
+    ///
+    /// All of it runs in the agent's `invoke_agent` span.
     pub(crate) fn run_with_callbacks(
+        &self,
+        ctx: InvocationContext,
+        body: impl FnOnce(InvocationContext) -> EventStream + Send + 'static,
+    ) -> EventStream {
+        adk_telemetry::trace_agent(ctx.clone(), self.run_callbacks_and_body(ctx, body))
+    }
+
+    fn run_callbacks_and_body(
         &self,
         ctx: InvocationContext,
         body: impl FnOnce(InvocationContext) -> EventStream + Send + 'static,
@@ -84,11 +107,21 @@ impl AgentBase {
             if ends_run {
                 ctx.end_invocation();
             }
+            let mut paused_here = false;
             if !ctx.is_ended() {
                 let mut events = body(ctx.clone());
                 while let Some(event) = events.next().await {
                     match event {
-                        Ok(event) => yield event,
+                        Ok(event) => {
+                            if ctx.should_pause_after(&event) {
+                                paused_here = true;
+                                ctx.pause();
+                                if event.author == agent.name() && ctx.branch().is_none() {
+                                    ctx.end_invocation();
+                                }
+                            }
+                            yield event;
+                        }
                         Err(error) => {
                             for plugin in plugins.iter() {
                                 plugin.on_agent_error(agent.as_ref(), &callback_ctx, &error).await?;
@@ -114,7 +147,48 @@ impl AgentBase {
                     yield event;
                 }
             }
+            if ctx.is_resumable() && !paused_here {
+                ctx.set_agent_progress(agent.name(), Some(AgentProgress::Ended));
+                let mut event = ctx.new_event();
+                event.actions.end_of_agent = Some(true);
+                yield event;
+            }
         })
+    }
+}
+
+/// The state the running agent of `ctx` checkpointed earlier in this invocation, when it is being
+/// resumed.
+pub(crate) fn resumed_state(ctx: &InvocationContext) -> Option<Value> {
+    match ctx.agent_progress(ctx.agent_name()) {
+        Some(AgentProgress::Running(state)) => Some(state),
+        _ => None,
+    }
+}
+
+/// Whether `agent` checkpointed its end earlier in the invocation of `ctx`.
+pub(crate) fn ended(ctx: &InvocationContext, agent: &dyn Agent) -> bool {
+    matches!(ctx.agent_progress(agent.name()), Some(AgentProgress::Ended))
+}
+
+/// Records `state` as the progress of the running agent of `ctx`, and the event that checkpoints it
+/// in the session (`actions.agent_state`), from which a resumed invocation reads it back.
+pub(crate) fn checkpoint(ctx: &InvocationContext, state: Value) -> Event {
+    ctx.set_agent_progress(
+        ctx.agent_name(),
+        Some(AgentProgress::Running(state.clone())),
+    );
+    let mut event = ctx.new_event();
+    event.actions.agent_state = Some(state);
+    event
+}
+
+impl crate::LlmAgent {
+    /// Whether the agent may hand the conversation back to its parent. The runner lets an agent
+    /// that may (and whose ancestors may) keep the turn after a transfer: the user's next message
+    /// goes to it rather than to the root.
+    pub fn allows_transfer_to_parent(&self) -> bool {
+        !self.disallow_transfer_to_parent
     }
 }
 

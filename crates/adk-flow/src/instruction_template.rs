@@ -114,7 +114,54 @@ async fn artifact_text(file: &str, optional: bool, ctx: &InvocationContext) -> R
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use adk_core::{Agent, ArtifactService as _, EventStream, Part, Session, SessionKey};
+    use adk_session::InMemoryArtifactService;
+    use serde_json::{Map, json};
+
     use super::*;
+
+    struct Quiet;
+
+    impl Agent for Quiet {
+        fn name(&self) -> &str {
+            "quiet"
+        }
+        fn description(&self) -> &str {
+            ""
+        }
+        fn run(self: Arc<Self>, _: InvocationContext) -> EventStream {
+            Box::pin(futures::stream::empty())
+        }
+    }
+
+    async fn context_with_artifact() -> InvocationContext {
+        let key = SessionKey::new("app", "user", "session");
+        let artifacts = Arc::new(InMemoryArtifactService::new());
+        artifacts
+            .save_artifact(&key, "notes.txt", Part::text("Buy milk."), Map::new())
+            .await
+            .unwrap();
+        let mut session = Session::new(key);
+        session.state.insert("name".into(), json!("Ada"));
+        InvocationContext::builder(Arc::new(Quiet), session)
+            .artifact_service(artifacts)
+            .build()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn artifacts_and_state_fill_the_template() {
+        let ctx = context_with_artifact().await;
+        let text = inject_session_state("{name}'s notes: {artifact.notes.txt} {artifact.gone.txt?}", &ctx)
+            .await
+            .unwrap();
+        assert_eq!(text, "Ada's notes: Buy milk. ");
+        let error = inject_session_state("{artifact.gone.txt}", &ctx).await.unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::NotFound);
+        assert!(error.message().contains("`gone.txt`"), "{error}");
+    }
 
     #[test]
     fn finds_placeholders_with_single_and_double_braces() {

@@ -203,8 +203,14 @@ fn render_actions(log: &mut String, event: &Event) {
     for (id, confirmation) in &actions.requested_tool_confirmations {
         notes.push(format!("confirm {id} {:?}", confirmation.hint));
     }
+    if let Some(state) = &actions.agent_state {
+        notes.push(format!("agent state {state}"));
+    }
     if actions.end_of_agent == Some(true) {
         notes.push("end of agent".to_owned());
+    }
+    if let Some(invocation_id) = &actions.rewind_before_invocation_id {
+        notes.push(format!("rewind before {invocation_id}"));
     }
     if !notes.is_empty() {
         let _ = write!(log, " [{}]", notes.join(", "));

@@ -7,6 +7,7 @@
 //! never a normal dependency of a library crate.
 
 mod agent_run;
+mod closure_tool;
 pub mod recording;
 mod replay;
 mod scripted_model;
@@ -14,6 +15,7 @@ mod seams;
 mod shared;
 
 pub use agent_run::{AgentRun, render_events};
+pub use closure_tool::ClosureTool;
 pub use recording::{Exchange, RecordingError, load_recording};
 pub use replay::{MockResponse, MockServer, ReceivedRequest};
 pub use scripted_model::ScriptedModel;

@@ -211,7 +211,9 @@ impl ReceivedRequest {
 
 struct Shared {
     queue: Mutex<VecDeque<MockResponse>>,
-    repeat: Option<MockResponse>,
+    /// Responses answered in turn, forever, once the queue is empty.
+    repeat: Vec<MockResponse>,
+    repeated: std::sync::atomic::AtomicUsize,
     received: Mutex<Vec<ReceivedRequest>>,
 }
 
@@ -232,7 +234,7 @@ impl MockServer {
     ///
     /// When no loopback port can be bound.
     pub async fn start(responses: impl IntoIterator<Item = MockResponse>) -> Self {
-        Self::start_with(responses.into_iter().collect(), None).await
+        Self::start_with(responses.into_iter().collect(), Vec::new()).await
     }
 
     /// Starts a server that replays the recorded responses of `exchanges` in order.
@@ -243,13 +245,21 @@ impl MockServer {
     /// Starts a server that answers every request with `response` (for benchmarks); it keeps only
     /// the latest request, so that memory stays flat over millions of calls.
     pub async fn repeating(response: MockResponse) -> Self {
-        Self::start_with(VecDeque::new(), Some(response)).await
+        Self::start_with(VecDeque::new(), vec![response]).await
     }
 
-    async fn start_with(queue: VecDeque<MockResponse>, repeat: Option<MockResponse>) -> Self {
+    /// Starts a server that answers with `responses` in turn, starting over after the last (for
+    /// benchmarks of conversations: a tool call, then the answer); like
+    /// [`repeating`](Self::repeating) it keeps only the latest request.
+    pub async fn cycling(responses: Vec<MockResponse>) -> Self {
+        Self::start_with(VecDeque::new(), responses).await
+    }
+
+    async fn start_with(queue: VecDeque<MockResponse>, repeat: Vec<MockResponse>) -> Self {
         let shared = Arc::new(Shared {
             queue: Mutex::new(queue),
             repeat,
+            repeated: std::sync::atomic::AtomicUsize::new(0),
             received: Mutex::new(Vec::new()),
         });
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
@@ -302,7 +312,7 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
         .unwrap_or_default();
     {
         let mut received = shared.received.lock();
-        if shared.repeat.is_some() {
+        if !shared.repeat.is_empty() {
             received.clear();
         }
         received.push(ReceivedRequest {
@@ -322,11 +332,15 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
             body,
         });
     }
-    let next = shared
-        .queue
-        .lock()
-        .pop_front()
-        .or_else(|| shared.repeat.clone());
+    let next = shared.queue.lock().pop_front().or_else(|| {
+        let turn = shared
+            .repeated
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        shared
+            .repeat
+            .get(turn % shared.repeat.len().max(1))
+            .cloned()
+    });
     match next {
         Some(response) => {
             if !response.delay_before_headers.is_zero() {

@@ -14,6 +14,21 @@
 //! | [`runner`] | `adk-runner` | the runner |
 //! | [`telemetry`] | `adk-telemetry` | tracing spans and OpenTelemetry export |
 //!
+//! ## Features
+//!
+//! | feature | what it turns on | default |
+//! |---|---|---|
+//! | `gemini` | the Gemini adapter, [`model::GeminiModel`] | yes |
+//! | `openai` | the OpenAI-compatible adapter, [`model::OpenAiModel`] | yes |
+//! | `sqlite` | SQLite sessions and memory, the embedded default | yes |
+//! | `postgres` | PostgreSQL sessions | no |
+//! | `object-store` | artifacts in any `object_store` store | no |
+//! | `mcp` | the MCP toolset | no |
+//! | `otel` | OTLP export of traces and metrics | no |
+//! | `full` | all of the above | no |
+//!
+//! Features are additive; each builds on its own.
+//!
 //! ```
 //! use adk::{Content, Role};
 //!

@@ -7,7 +7,8 @@
 //! L3   adk-runner
 //! L4   adk, and any other crate under crates/
 //! dev  adk-test: depends only on L0 and L1, and appears elsewhere only under [dev-dependencies]
-//! app  examples/* and xtask: may depend on anything, except adk-test as a normal dependency
+//! app  examples/*, xtask and adk-cli (the `adk` binary): may depend on anything, except adk-test
+//!      as a normal dependency
 //! ```
 //!
 //! Only `[dependencies]` and `[build-dependencies]` (also inside `[target.'cfg(..)'.*]`) are
@@ -29,7 +30,7 @@ pub enum Tier {
     Layer(u8),
     /// adk-test: dev-only helpers that sit on L0 and L1.
     DevOnly,
-    /// An application: an example or xtask, on top of everything.
+    /// An application: an example, xtask or the `adk` binary, on top of everything.
     App,
 }
 
@@ -54,6 +55,8 @@ pub const LAYER_TABLE: &[(&str, Tier)] = &[
     ("adk-runner", Tier::Layer(3)),
     ("adk", Tier::Layer(4)),
     ("adk-test", Tier::DevOnly),
+    // The `adk` binary is an application: it bundles the example agents.
+    ("adk-cli", Tier::App),
 ];
 
 /// The highest library layer: where unlisted crates under `crates/` go.
@@ -461,9 +464,10 @@ mod tests {
     #[test]
     fn unlisted_crates_under_crates_are_l4() {
         assert_eq!(
-            tier_of("adk-cli", Path::new("crates/adk-cli")),
+            tier_of("adk-server", Path::new("crates/adk-server")),
             Tier::Layer(4)
         );
+        assert_eq!(tier_of("adk-cli", Path::new("crates/adk-cli")), Tier::App);
         assert_eq!(tier_of("xtask", Path::new("xtask")), Tier::App);
     }
 

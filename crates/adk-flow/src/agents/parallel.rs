@@ -3,14 +3,19 @@
 use std::sync::Arc;
 
 use adk_core::{Agent, EventStream, InvocationContext, Result};
+use async_stream::try_stream;
 use futures::StreamExt as _;
+use serde_json::json;
 
 use super::builder::agent_base_builder_methods;
-use crate::agent_lifecycle::AgentBase;
+use crate::agent_lifecycle::{AgentBase, checkpoint, ended, resumed_state};
 
 /// Runs its sub-agents concurrently and yields their events as they come. Each child runs on the
 /// branch `parallel_name.child_name` below the current one, so the children do not see each
 /// other's events. Dropping the stream cancels every child.
+///
+/// In a resumable invocation it checkpoints that it started, and a resumed run runs only the
+/// children that did not checkpoint their end.
 pub struct ParallelAgent {
     base: AgentBase,
 }
@@ -42,11 +47,24 @@ impl Agent for ParallelAgent {
         let name = self.base.name.clone();
         let children = self.base.sub_agents.clone();
         self.base.run_with_callbacks(ctx, move |ctx| {
-            let streams = children.into_iter().map(|child| {
-                let branch = format!("{name}.{}", child.name());
-                child.clone().run(ctx.branched(child, &branch))
-            });
-            futures::stream::select_all(streams).boxed()
+            Box::pin(try_stream! {
+                if ctx.is_resumable() && resumed_state(&ctx).is_none() {
+                    yield checkpoint(&ctx, json!({}));
+                }
+                // A resumed run skips the children that checkpointed their end.
+                let streams = children
+                    .into_iter()
+                    .filter(|child| !ended(&ctx, child.as_ref()))
+                    .map(|child| {
+                        let branch = format!("{name}.{}", child.name());
+                        child.clone().run(ctx.branched(child, &branch))
+                    })
+                    .collect::<Vec<_>>();
+                let mut events = futures::stream::select_all(streams);
+                while let Some(event) = events.next().await {
+                    yield event?;
+                }
+            })
         })
     }
 }

@@ -8,11 +8,13 @@ use std::sync::Arc;
 
 use adk_core::{
     Content, Error, ErrorKind, Event, EventActions, FunctionCall, FunctionCallId, FunctionResponse,
-    Part, Result, Role, ToolConfirmation,
+    Part, PartData, Result, Role, ToolConfirmation,
 };
+use adk_telemetry::ToolCall;
 use adk_tool::{Tool, ToolContext as _};
 use futures::FutureExt as _;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use tracing::{Instrument as _, Span};
 
 use super::{FlowToolContext, Step};
 use crate::Plugins;
@@ -37,6 +39,12 @@ pub(crate) async fn handle_function_calls(
         .function_calls()
         .filter(|call| only.is_none_or(|only| call.id.as_ref().is_some_and(|id| only.contains(id))))
         .collect();
+    // Several calls run in parallel inside one `execute_tool (merged)` span, as ADK traces them.
+    let merged_span = if calls.len() > 1 {
+        adk_telemetry::merged_tools_span()
+    } else {
+        Span::none()
+    };
     let outcomes = futures::future::join_all(calls.into_iter().map(|call| {
         let confirmation = call
             .id
@@ -45,6 +53,7 @@ pub(crate) async fn handle_function_calls(
             .cloned();
         call_tool(step, call, confirmation)
     }))
+    .instrument(merged_span.clone())
     .await;
 
     let mut parts = Vec::new();
@@ -61,16 +70,49 @@ pub(crate) async fn handle_function_calls(
     if !parts.is_empty() {
         event.response.content = Some(Content::new(Role::User, parts));
     }
+    adk_telemetry::record_merged_tools(&merged_span, &event);
     Ok(Some(event))
+}
+
+/// Runs one call in its `execute_tool` span, recording its result, failure and duration.
+async fn call_tool(
+    step: &Step,
+    call: &FunctionCall,
+    confirmation: Option<ToolConfirmation>,
+) -> Result<(Option<Part>, EventActions)> {
+    let description = step
+        .tools
+        .get(&call.name)
+        .map_or("", |tool| tool.description());
+    let trace = ToolCall::start(&step.ctx, description, call);
+    let outcome = run_call(step, call, confirmation, &trace)
+        .instrument(trace.span().clone())
+        .await;
+    match &outcome {
+        Ok((part, _)) => trace.finish(part.as_ref().and_then(function_response_of)),
+        Err(error) => {
+            trace.record_error(error);
+            trace.finish(None);
+        }
+    }
+    outcome
+}
+
+fn function_response_of(part: &Part) -> Option<&Map<String, Value>> {
+    match &part.data {
+        PartData::FunctionResponse(response) => Some(&response.response),
+        _ => None,
+    }
 }
 
 /// Runs one call: before-tool hooks, the tool (a failure or a panic becomes an error result, which
 /// on-tool-error hooks may replace), then after-tool hooks; at each hook plugins run first. Returns the response part
 /// (none for a long-running tool that gave no result yet) and the actions the tool recorded.
-async fn call_tool(
+async fn run_call(
     step: &Step,
     call: &FunctionCall,
     confirmation: Option<ToolConfirmation>,
+    trace: &ToolCall,
 ) -> Result<(Option<Part>, EventActions)> {
     let Some(tool) = step.tools.get(&call.name) else {
         let response = tool_not_found(&call.name, &step.tools);
@@ -104,6 +146,7 @@ async fn call_tool(
         None => match run_tool(tool, tool_ctx.clone(), args.clone()).await {
             Ok(result) => result,
             Err(error) => {
+                trace.record_error(&error);
                 let mut recovered = None;
                 for plugin in plugins.iter() {
                     recovered = plugin

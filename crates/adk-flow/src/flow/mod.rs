@@ -16,9 +16,11 @@ use adk_core::{
     Agent, CallbackContext, Error, ErrorKind, Event, EventStream, InvocationContext, Llm,
     LlmRequest, LlmResponse, Result,
 };
+use adk_telemetry::InstrumentStream as _;
 use adk_tool::Tool;
 use async_stream::try_stream;
 use futures::StreamExt as _;
+use tracing::Instrument as _;
 
 use crate::LlmAgent;
 use crate::processors;
@@ -106,9 +108,14 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
         }
 
         let callback_ctx = CallbackContext::new(ctx.clone());
-        let mut responses = model_call::call_llm(&step, &callback_ctx, request);
+        // The step's `call_llm` span covers the model call and what its answer leads to: the
+        // tool calls and the agent transferred to, as in ADK.
+        let call_llm_span = adk_telemetry::call_llm_span(&ctx, &request);
+        let mut responses =
+            model_call::call_llm(&step, &callback_ctx, request).in_span(call_llm_span.clone());
         while let Some(response) = responses.next().await {
-            let mut response = response?;
+            let mut response =
+                response.inspect_err(|error| adk_telemetry::record_error(&call_llm_span, error))?;
             for event in processors::postprocess(&step, &mut response).await? {
                 yield event;
             }
@@ -116,13 +123,16 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                 continue;
             }
             let model_event = finalize_model_response_event(&step, &callback_ctx, response);
+            adk_telemetry::record_event_id(&call_llm_span, &model_event.id);
             yield model_event.clone();
             if model_event.is_partial() || model_event.function_calls().next().is_none() {
                 continue;
             }
 
             let Some(response_event) =
-                handle_function_calls(&step, &model_event, &HashMap::new(), None).await?
+                handle_function_calls(&step, &model_event, &HashMap::new(), None)
+                    .instrument(call_llm_span.clone())
+                    .await?
             else {
                 continue;
             };
@@ -144,7 +154,10 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             }
             if let Some(target) = transfer_target {
                 let next = agent_to_run(&ctx, &target)?;
-                let mut events = next.clone().run(ctx.with_agent(next));
+                let mut events = next
+                    .clone()
+                    .run(ctx.with_agent(next))
+                    .in_span(call_llm_span.clone());
                 while let Some(event) = events.next().await {
                     yield event?;
                 }

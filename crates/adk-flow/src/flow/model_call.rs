@@ -4,6 +4,7 @@ use adk_core::{CallbackContext, LlmRequest, LlmResponse, Result, StreamingMode};
 use async_stream::try_stream;
 use futures::StreamExt as _;
 use futures::stream::BoxStream;
+use tracing::Instrument as _;
 
 use super::Step;
 use crate::Plugins;
@@ -36,9 +37,18 @@ pub(super) fn call_llm<'a>(
         }
         step.ctx.count_llm_call()?;
         let streaming = step.ctx.run_config().streaming_mode == StreamingMode::Sse;
+        // The model is called and polled inside the call's `generate_content` span, which ends
+        // at the last response, before the caller runs the tools it asks for.
+        let mut model_call = adk_telemetry::ModelCall::start(&step.ctx, &request);
         // The request is cloned cheaply (its history is shared) so that error hooks can see it.
-        let mut responses = step.model.generate(request.clone(), streaming);
-        while let Some(result) = responses.next().await {
+        let mut responses = model_call
+            .span()
+            .in_scope(|| step.model.generate(request.clone(), streaming));
+        while let Some(result) = responses.next().instrument(model_call.span().clone()).await {
+            match &result {
+                Ok(response) => model_call.record_response(response),
+                Err(error) => model_call.record_error(error),
+            }
             let (response, failed) = match result {
                 Ok(response) => (response, false),
                 Err(error) => {

@@ -335,12 +335,20 @@ mod tests {
 
     fn call(author: &str, id: &str, name: &str) -> Event {
         let call = FunctionCall::new(name, json!({})).with_id(id);
-        event(author, None, Content::new(Role::Model, [Part::function_call(call)]))
+        event(
+            author,
+            None,
+            Content::new(Role::Model, [Part::function_call(call)]),
+        )
     }
 
     fn response(author: &str, id: &str, name: &str, result: &str) -> Event {
         let response = FunctionResponse::new(name, json!(result)).with_id(id);
-        event(author, None, Content::new(Role::User, [Part::function_response(response)]))
+        event(
+            author,
+            None,
+            Content::new(Role::User, [Part::function_response(response)]),
+        )
     }
 
     /// The contents `agent` on `branch` sees, one line per content.

@@ -7,56 +7,17 @@ use std::sync::Arc;
 
 use adk_core::{FunctionDeclaration, Result};
 use adk_flow::{LlmAgent, LlmAgentBuilder};
-use adk_test::ScriptedModel;
+use adk_test::{ClosureTool, ScriptedModel};
 use adk_tool::{Tool, ToolContext};
 use async_trait::async_trait;
 use serde_json::{Value, json};
-
-type ToolFn = dyn Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync;
-
-/// A tool whose body is a closure.
-pub(crate) struct TestTool {
-    name: String,
-    long_running: bool,
-    body: Arc<ToolFn>,
-}
-
-#[async_trait]
-impl Tool for TestTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn description(&self) -> &str {
-        "a test tool"
-    }
-
-    fn declaration(&self) -> Option<FunctionDeclaration> {
-        Some(
-            FunctionDeclaration::new(&self.name, "a test tool")
-                .with_parameters(json!({"type": "object"})),
-        )
-    }
-
-    fn is_long_running(&self) -> bool {
-        self.long_running
-    }
-
-    async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
-        (self.body)(ctx.as_ref(), args)
-    }
-}
 
 /// A tool named `name` that runs `body`.
 pub(crate) fn tool(
     name: &str,
     body: impl Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
 ) -> Arc<dyn Tool> {
-    Arc::new(TestTool {
-        name: name.to_owned(),
-        long_running: false,
-        body: Arc::new(body),
-    })
+    ClosureTool::shared(name, body)
 }
 
 /// A long-running tool named `name` that runs `body`.
@@ -64,11 +25,7 @@ pub(crate) fn long_running_tool(
     name: &str,
     body: impl Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
 ) -> Arc<dyn Tool> {
-    Arc::new(TestTool {
-        name: name.to_owned(),
-        long_running: true,
-        body: Arc::new(body),
-    })
+    ClosureTool::long_running(name, body)
 }
 
 /// `get_weather`: sunny everywhere, and remembers the city in `user:last_city`.

@@ -1,0 +1,87 @@
+//! Where sessions are kept: a SQLite file by default, PostgreSQL by URL, or memory.
+
+use std::sync::Arc;
+
+use adk_core::SessionService;
+use adk_session::{InMemorySessionService, PostgresSessionService, SqliteSessionService};
+use anyhow::Context as _;
+
+use crate::args::RunArgs;
+
+/// The session service the flags ask for, with a line saying where sessions go.
+pub(crate) async fn open(args: &RunArgs) -> anyhow::Result<(Arc<dyn SessionService>, String)> {
+    if args.in_memory {
+        let service = InMemorySessionService::new();
+        return Ok((
+            Arc::new(service),
+            "sessions in memory (not stored)".to_owned(),
+        ));
+    }
+    if let Some(url) = &args.database_url {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let service = PostgresSessionService::connect(url)
+                .await
+                .with_context(|| {
+                    format!(
+                        "cannot open the PostgreSQL session store at {}",
+                        redact(url)
+                    )
+                })?;
+            return Ok((Arc::new(service), format!("sessions in {}", redact(url))));
+        }
+        if let Some(path) = url.strip_prefix("sqlite://") {
+            return open_sqlite(path.as_ref()).await;
+        }
+        anyhow::bail!(
+            "unsupported database URL '{}': use postgres://... or sqlite://path",
+            redact(url)
+        );
+    }
+    open_sqlite(&args.db).await
+}
+
+async fn open_sqlite(path: &std::path::Path) -> anyhow::Result<(Arc<dyn SessionService>, String)> {
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .with_context(|| format!("cannot create the folder {}", parent.display()))?;
+    }
+    let service = SqliteSessionService::open(path)
+        .await
+        .with_context(|| format!("cannot open the SQLite session store {}", path.display()))?;
+    Ok((Arc::new(service), format!("sessions in {}", path.display())))
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    match rest.split_once('@') {
+        Some((credentials, host)) => {
+            let user = credentials.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact("postgres://adk:secret@127.0.0.1/adk"),
+            "postgres://adk:***@127.0.0.1/adk"
+        );
+        assert_eq!(
+            redact("postgres://127.0.0.1/adk"),
+            "postgres://127.0.0.1/adk"
+        );
+    }
+}

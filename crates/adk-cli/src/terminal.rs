@@ -1,0 +1,290 @@
+//! The interactive session of `adk run`: reads messages line by line, streams the agent's answers,
+//! shows tool calls and results, and asks the user to confirm the calls tools want confirmed.
+
+use std::io::{IsTerminal as _, Write as _};
+use std::time::Duration;
+
+use adk_core::{
+    Content, Event, FunctionCallId, FunctionResponse, PartData, RunConfig, SessionService,
+    StreamingMode,
+};
+use adk_runner::{RunRequest, Runner};
+use anyhow::Context as _;
+use futures::StreamExt as _;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, BufReader, Lines, Stdin};
+
+use crate::args::RunArgs;
+use crate::{agents, model, store};
+
+/// The function the flow calls to ask the user to confirm a tool call.
+const REQUEST_CONFIRMATION: &str = "adk_request_confirmation";
+
+/// Results longer than this are cut in the transcript.
+const SHOWN_RESULT_CHARS: usize = 300;
+
+/// Runs `adk run`.
+pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
+    let bundled = agents::find(&args.agent)?;
+    let model = model::from_args(&args)?;
+    let model_name = model.name().to_owned();
+    let agent = (bundled.build)(model).context("cannot build the agent")?;
+    let (sessions, location) = store::open(&args).await?;
+    let runner = Runner::builder(bundled.app_name, agent)
+        .session_service(sessions.clone())
+        .auto_create_session(true)
+        .build()?;
+    let session_id = choose_session(&args, sessions.as_ref(), bundled.app_name).await?;
+    println!(
+        "adk: {} on {model_name}, {location}, session {session_id}",
+        args.agent
+    );
+    println!("Type a message and press Enter; an empty line or Ctrl-D ends the session.");
+
+    let mut session = Session {
+        runner,
+        user_id: args.user.clone(),
+        session_id,
+        config: RunConfig::default().with_streaming_mode(if args.no_stream {
+            StreamingMode::None
+        } else {
+            StreamingMode::Sse
+        }),
+        input: BufReader::new(tokio::io::stdin()).lines(),
+        interactive: std::io::stdout().is_terminal(),
+    };
+    let outcome = session.converse().await;
+    session.runner.close().await?;
+    outcome
+}
+
+/// The session to continue, or a new id.
+async fn choose_session(
+    args: &RunArgs,
+    sessions: &dyn SessionService,
+    app_name: &str,
+) -> anyhow::Result<String> {
+    if let Some(id) = &args.session {
+        return Ok(id.clone());
+    }
+    if args.resume {
+        let mut existing = sessions.list_sessions(app_name, &args.user).await?;
+        existing.sort_by(|a, b| a.last_update_time.total_cmp(&b.last_update_time));
+        return existing
+            .pop()
+            .map(|session| session.id.into_string())
+            .with_context(|| {
+                format!(
+                    "user '{}' has no session of {app_name} to resume",
+                    args.user
+                )
+            });
+    }
+    Ok(uuid::Uuid::new_v4().to_string())
+}
+
+/// One terminal conversation.
+struct Session {
+    runner: Runner,
+    user_id: String,
+    session_id: String,
+    config: RunConfig,
+    input: Lines<BufReader<Stdin>>,
+    interactive: bool,
+}
+
+impl Session {
+    async fn converse(&mut self) -> anyhow::Result<()> {
+        loop {
+            let Some(line) = self.read_line("you> ").await? else {
+                return Ok(());
+            };
+            if line.is_empty() {
+                return Ok(());
+            }
+            let mut request = self.request().message(Content::user(line));
+            loop {
+                let confirmations = self.turn(request).await?;
+                if confirmations.is_empty() {
+                    break;
+                }
+                let answers = self.confirm(confirmations).await?;
+                request = self.request().function_responses(answers);
+            }
+        }
+    }
+
+    fn request(&self) -> RunRequest {
+        RunRequest::new(self.user_id.clone(), self.session_id.clone())
+            .run_config(self.config.clone())
+    }
+
+    /// Runs one request to its end, printing as events come; returns the confirmations asked for.
+    async fn turn(&mut self, request: RunRequest) -> anyhow::Result<Vec<Confirmation>> {
+        let spinner = self.spinner();
+        let mut transcript = Transcript::default();
+        let mut events = Box::pin(self.runner.run_request(request));
+        while let Some(event) = events.next().await {
+            if let Some(spinner) = &spinner {
+                spinner.finish_and_clear();
+            }
+            transcript.show(&event?);
+        }
+        transcript.end_line();
+        Ok(transcript.confirmations)
+    }
+
+    /// Asks about each confirmation and returns the user's answers.
+    async fn confirm(
+        &mut self,
+        confirmations: Vec<Confirmation>,
+    ) -> anyhow::Result<Vec<FunctionResponse>> {
+        let mut answers = Vec::with_capacity(confirmations.len());
+        for confirmation in confirmations {
+            println!("  ? {}", confirmation.hint);
+            println!("    {}", confirmation.call);
+            let answer = self
+                .read_line("  confirm? [y/N] ")
+                .await?
+                .unwrap_or_default();
+            let confirmed = matches!(answer.to_lowercase().as_str(), "y" | "yes");
+            let response =
+                FunctionResponse::new(REQUEST_CONFIRMATION, json!({"confirmed": confirmed}))
+                    .with_id(confirmation.request_id);
+            answers.push(response);
+        }
+        Ok(answers)
+    }
+
+    async fn read_line(&mut self, prompt: &str) -> anyhow::Result<Option<String>> {
+        print!("{prompt}");
+        std::io::stdout().flush()?;
+        let line = self
+            .input
+            .next_line()
+            .await
+            .context("cannot read the terminal")?;
+        Ok(line.map(|line| line.trim().to_owned()))
+    }
+
+    /// A spinner while the agent works, on a terminal only.
+    fn spinner(&self) -> Option<ProgressBar> {
+        if !self.interactive {
+            return None;
+        }
+        let spinner = ProgressBar::new_spinner().with_message("thinking");
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg}") {
+            spinner.set_style(style);
+        }
+        spinner.enable_steady_tick(Duration::from_millis(100));
+        Some(spinner)
+    }
+}
+
+/// A call a tool wants the user to confirm.
+struct Confirmation {
+    request_id: FunctionCallId,
+    hint: String,
+    call: String,
+}
+
+/// Prints events as they come: streamed text as it grows, the rest line by line.
+#[derive(Default)]
+struct Transcript {
+    /// The author whose streamed text the current line holds.
+    streaming: Option<String>,
+    confirmations: Vec<Confirmation>,
+}
+
+impl Transcript {
+    fn show(&mut self, event: &Event) {
+        let author = event.author.as_str();
+        let Some(content) = event.content() else {
+            return;
+        };
+        if event.is_partial() {
+            if let Some(text) = content.text() {
+                if self.streaming.as_deref() != Some(author) {
+                    self.end_line();
+                    print!("{author}> ");
+                    self.streaming = Some(author.to_owned());
+                }
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+            }
+            return;
+        }
+        let streamed = self.streaming.as_deref() == Some(author);
+        self.end_line();
+        for part in content.parts.iter().filter(|part| !part.thought) {
+            match &part.data {
+                PartData::Text(text) if !streamed && !text.trim().is_empty() => {
+                    println!("{author}> {}", text.trim_end());
+                }
+                PartData::FunctionCall(call) if call.name == REQUEST_CONFIRMATION => {
+                    self.confirmations.extend(confirmation(call));
+                }
+                PartData::FunctionCall(call) if call.name == "transfer_to_agent" => {
+                    let target = call
+                        .args
+                        .get("agent_name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?");
+                    println!("  => {author} hands over to {target}");
+                }
+                PartData::FunctionCall(call) => {
+                    println!(
+                        "  -> {author} calls {}({})",
+                        call.name,
+                        Value::Object(call.args.clone())
+                    );
+                }
+                PartData::FunctionResponse(response) if response.name != "transfer_to_agent" => {
+                    let result = Value::Object(response.response.clone()).to_string();
+                    println!("  <- {}: {}", response.name, shorten(&result));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Ends a line of streamed text.
+    fn end_line(&mut self) {
+        if self.streaming.take().is_some() {
+            println!();
+        }
+    }
+}
+
+fn confirmation(call: &adk_core::FunctionCall) -> Option<Confirmation> {
+    let request_id = call.id.clone()?;
+    let hint = call
+        .args
+        .get("toolConfirmation")
+        .and_then(|confirmation| confirmation.get("hint"))
+        .and_then(Value::as_str)
+        .unwrap_or("A tool asks for your confirmation.")
+        .to_owned();
+    let original = call.args.get("originalFunctionCall");
+    let name = original
+        .and_then(|call| call.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let args = original
+        .and_then(|call| call.get("args"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    Some(Confirmation {
+        request_id,
+        hint,
+        call: format!("{name}({args})"),
+    })
+}
+
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_RESULT_CHARS) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_owned(),
+    }
+}

@@ -1,0 +1,281 @@
+//! Drives the `adk` binary through its standard input against a loopback server that speaks the
+//! OpenAI Chat Completions streaming format.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use adk_test::{MockResponse, MockServer};
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt as _;
+use tokio::process::Command;
+
+/// One SSE body of OpenAI chunks: the deltas given, then `[DONE]`.
+fn sse(chunks: &[Value]) -> MockResponse {
+    let mut body = String::new();
+    for chunk in chunks {
+        body.push_str(&format!("data: {chunk}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    MockResponse::sse(&body)
+}
+
+fn chunk(delta: Value, finish_reason: Option<&str>) -> Value {
+    json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "mock-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    })
+}
+
+fn tool_call(name: &str, arguments: Value) -> MockResponse {
+    sse(&[
+        chunk(
+            json!({"role": "assistant", "tool_calls": [{
+                "index": 0, "id": "call_1", "type": "function",
+                "function": {"name": name, "arguments": arguments.to_string()}
+            }]}),
+            None,
+        ),
+        chunk(json!({}), Some("tool_calls")),
+    ])
+}
+
+/// A whole (not streamed) Chat Completions answer with `message`.
+fn completion(message: Value, finish_reason: &str) -> MockResponse {
+    MockResponse::json(
+        200,
+        &json!({
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "mock-model",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }),
+    )
+}
+
+fn text(words: &[&str]) -> MockResponse {
+    let mut chunks: Vec<Value> = words
+        .iter()
+        .map(|word| chunk(json!({"role": "assistant", "content": word}), None))
+        .collect();
+    chunks.push(chunk(json!({}), Some("stop")));
+    sse(&chunks)
+}
+
+/// Runs `adk` with `args`, feeding `input`, against `server`; returns its exit success and output.
+async fn adk(server: Option<&MockServer>, args: &[&str], input: &str) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_adk"));
+    command
+        .args(args)
+        .env_remove("GOOGLE_API_KEY")
+        .env_remove("GEMINI_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ADK_PROVIDER")
+        .env_remove("ADK_MODEL")
+        .env_remove("ADK_DATABASE_URL")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(server) = server {
+        command
+            .env("OPENAI_BASE_URL", server.base_url())
+            .env("OPENAI_API_KEY", "test-key")
+            .env("OPENAI_MODEL", "mock-model");
+    }
+    let mut child = command.spawn().expect("the adk binary starts");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    stdin
+        .write_all(input.as_bytes())
+        .await
+        .expect("stdin takes the input");
+    drop(stdin);
+    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("adk finishes")
+        .expect("adk runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn the_quickstart_calls_its_tool_and_streams_the_answer() {
+    let server = MockServer::start([
+        tool_call("get_weather", json!({"city": "Paris"})),
+        text(&["It is ", "sunny in Paris."]),
+    ])
+    .await;
+    let (ok, stdout, stderr) = adk(
+        Some(&server),
+        &["run", "quickstart", "--in-memory"],
+        "What is the weather in Paris?\n\n",
+    )
+    .await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains("-> weather_agent calls get_weather({\"city\":\"Paris\"})"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("<- get_weather: {\"celsius\":21.0,\"city\":\"Paris\",\"sky\":\"sunny\"}"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("weather_agent> It is sunny in Paris."),
+        "{stdout}"
+    );
+    // The second request carried the tool's result back to the model.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].json()["messages"].clone();
+    assert_eq!(messages.as_array().unwrap().last().unwrap()["role"], "tool");
+}
+
+#[tokio::test]
+async fn a_confirmation_is_asked_in_the_terminal_and_the_call_resumed() {
+    let call = json!({"role": "assistant", "content": null, "tool_calls": [{
+        "id": "call_1", "type": "function",
+        "function": {"name": "transfer_money", "arguments": "{\"recipient\":\"Ada\",\"amount_eur\":500}"}
+    }]});
+    let server = MockServer::start([
+        completion(call, "tool_calls"),
+        completion(
+            json!({"role": "assistant", "content": "Sent 500 euros to Ada."}),
+            "stop",
+        ),
+    ])
+    .await;
+    let (ok, stdout, stderr) = adk(
+        Some(&server),
+        &["run", "confirmation", "--in-memory", "--no-stream"],
+        "Send 500 euros to Ada\ny\n\n",
+    )
+    .await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("confirm? [y/N]"), "{stdout}");
+    assert!(
+        stdout.contains("transfer_money({\"amount_eur\":500,\"recipient\":\"Ada\"})"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "<- transfer_money: {\"amount_eur\":500.0,\"recipient\":\"Ada\",\"status\":\"sent\"}"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("banker> Sent 500 euros to Ada."),
+        "{stdout}"
+    );
+}
+
+#[tokio::test]
+async fn sessions_are_stored_in_sqlite_and_resumed() {
+    let dir = std::env::temp_dir().join(format!("adk-cli-test-{}", std::process::id()));
+    let db = dir.join("sessions.db");
+    let db = db.to_str().unwrap();
+    let server = MockServer::start([text(&["Hello!"]), text(&["Hello again!"])]).await;
+    let (ok, stdout, stderr) =
+        adk(Some(&server), &["run", "quickstart", "--db", db], "Hi\n\n").await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains(&format!("sessions in {db}")), "{stdout}");
+    let (ok, stdout, stderr) = adk(
+        Some(&server),
+        &["run", "quickstart", "--db", db, "--resume"],
+        "Hi again\n\n",
+    )
+    .await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    // The resumed session's history reached the model: the first turn is in the second request.
+    let history = server.requests()[1].json()["messages"].to_string();
+    assert!(history.contains("Hello!"), "{history}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[tokio::test]
+async fn without_a_model_it_says_what_to_set() {
+    let (ok, _, stderr) = adk(None, &["run", "quickstart", "--in-memory"], "").await;
+    assert!(!ok);
+    assert!(stderr.contains("no model is configured"), "{stderr}");
+    assert!(stderr.contains("OPENAI_BASE_URL"), "{stderr}");
+}
+
+#[tokio::test]
+async fn an_unknown_agent_lists_the_bundled_ones() {
+    let server = MockServer::start([]).await;
+    let (ok, _, stderr) = adk(Some(&server), &["run", "nobody", "--in-memory"], "").await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("quickstart, multi_agent, pipeline, confirmation"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn the_help_desk_transfers_to_billing_which_looks_up_the_invoice() {
+    let server = MockServer::start([
+        tool_call("transfer_to_agent", json!({"agent_name": "billing"})),
+        tool_call("lookup_invoice", json!({"invoice": "INV-1002"})),
+        text(&["Invoice INV-1002 is due: 99 euros."]),
+    ])
+    .await;
+    let (ok, stdout, stderr) = adk(
+        Some(&server),
+        &["run", "multi_agent", "--in-memory"],
+        "Is INV-1002 paid?\n\n",
+    )
+    .await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains("=> help_desk hands over to billing"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "<- lookup_invoice: {\"amount_eur\":99.0,\"invoice\":\"INV-1002\",\"status\":\"due\"}"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("billing> Invoice INV-1002 is due: 99 euros."),
+        "{stdout}"
+    );
+}
+
+#[tokio::test]
+async fn the_pipeline_researches_in_parallel_then_writes_until_the_critic_exits() {
+    // The two researchers ask concurrently, so either may get either of the first two answers.
+    let server = MockServer::start([
+        text(&["Rust has no garbage collector."]),
+        text(&["Ownership is a kind of bookkeeping."]),
+        text(&["A draft about Rust."]),
+        tool_call("exit_loop", json!({})),
+    ])
+    .await;
+    let (ok, stdout, stderr) = adk(
+        Some(&server),
+        &["run", "pipeline", "--in-memory"],
+        "Write about Rust\n\n",
+    )
+    .await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("writer> A draft about Rust."), "{stdout}");
+    assert!(stdout.contains("-> critic calls exit_loop({})"), "{stdout}");
+    assert_eq!(
+        server.remaining(),
+        0,
+        "the loop stopped after the critic exited"
+    );
+    let writer_request = server.requests()[2].json().to_string();
+    assert!(
+        writer_request.contains("Rust has no garbage collector."),
+        "{writer_request}"
+    );
+}

@@ -1,0 +1,112 @@
+//! The flow end to end through the real OpenAI adapter, against a loopback server replaying real
+//! recorded OpenAI traffic: a streamed tool call, the tool's result sent back, a streamed answer.
+
+use std::sync::Arc;
+
+use adk_core::{Content, RunConfig, Session, SessionKey, StreamingMode};
+use adk_flow::LlmAgent;
+use adk_model::OpenAiModel;
+use adk_test::{AgentRun, MockServer, load_recording, shared_dir};
+use adk_tool::{FunctionTool, ToolContext};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// The arguments of `multiply`, as the recorded model called it.
+#[derive(Deserialize, JsonSchema)]
+struct Factors {
+    a: i64,
+    b: i64,
+}
+
+async fn multiply(_ctx: Arc<dyn ToolContext>, factors: Factors) -> Result<i64, String> {
+    Ok(factors.a * factors.b)
+}
+
+#[tokio::test]
+async fn a_recorded_streamed_tool_call_round_trip_runs_through_the_flow() {
+    let recording =
+        shared_dir().join("fixtures/recorded/openai/llm__test_tools__test_tool_use_basic.yaml");
+    let exchanges = load_recording(&recording).expect("the recording parses");
+    assert_eq!(
+        exchanges.len(),
+        2,
+        "the recording holds the call and the answer"
+    );
+    let server = MockServer::replay(&exchanges).await;
+    let model = OpenAiModel::builder("gpt-4o-mini")
+        .api_key("test-key")
+        .base_url(server.base_url())
+        .build()
+        .expect("the adapter builds");
+    let agent = LlmAgent::builder("calculator")
+        .model(Arc::new(model))
+        .tool(Arc::new(FunctionTool::new(
+            "multiply",
+            "Multiply two numbers",
+            multiply,
+        )))
+        .build()
+        .unwrap();
+    let run = AgentRun::on_session(
+        Arc::new(agent),
+        Session::new(SessionKey::new("app", "user", "session")),
+        Content::user("What is 1231 * 2331?"),
+        RunConfig::default().with_streaming_mode(StreamingMode::Sse),
+    )
+    .await;
+    assert!(run.error.is_none(), "{:?}", run.error);
+
+    // The stored history: the user, the call, the tool's response, the aggregated answer.
+    let stored: Vec<_> = run
+        .session
+        .events
+        .iter()
+        .map(|event| event.author.as_str())
+        .collect();
+    assert_eq!(stored, ["user", "calculator", "calculator", "calculator"]);
+    let call = run.session.events[1]
+        .function_calls()
+        .next()
+        .expect("a function call");
+    assert_eq!(call.name, "multiply");
+    assert_eq!(call.args["a"], 1231);
+    assert_eq!(call.args["b"], 2331);
+    assert!(
+        !call.id.as_ref().unwrap().is_client_generated(),
+        "the model's own call id is kept"
+    );
+    let response = run.session.events[2]
+        .function_responses()
+        .next()
+        .expect("a function response");
+    assert_eq!(response.response["result"], 2_869_461);
+    let answer = run.session.events[3].text().expect("a text answer");
+    assert!(
+        answer.contains("2,869,461") || answer.contains("2869461"),
+        "{answer}"
+    );
+    assert!(
+        run.events.iter().any(|event| event.is_partial()),
+        "text was streamed"
+    );
+
+    // The second request carried the call and its result back in OpenAI's shape.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].json()["messages"].clone();
+    let messages = messages.as_array().unwrap();
+    let tool_message = messages
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .expect("a tool message");
+    assert_eq!(
+        tool_message["tool_call_id"],
+        call.id.as_ref().unwrap().as_str()
+    );
+    assert!(
+        tool_message["content"]
+            .as_str()
+            .unwrap()
+            .contains("2869461")
+    );
+}

@@ -1,0 +1,26 @@
+//! Storing one event of a run: in the session service first, then in the invocation's copy of the
+//! session, without holding the session lock across the storage call.
+
+use std::sync::Arc;
+
+use adk_core::{Event, InvocationContext, Result, SessionService};
+
+/// Stores `event` (not partial) in `sessions` at the revision the invocation's session copy last
+/// saw, then applies it to that copy. `temp:` keys reach the copy's state for the rest of the
+/// invocation but never storage. A session changed elsewhere in the meantime fails with
+/// [`ErrorKind::StaleSession`](adk_core::ErrorKind::StaleSession) and stores nothing.
+pub(crate) async fn persist_event(
+    sessions: &Arc<dyn SessionService>,
+    ctx: &InvocationContext,
+    event: &Event,
+) -> Result<()> {
+    let mut stored = event.clone();
+    stored.trim_temp_state();
+    let (key, revision) = {
+        let session = ctx.session();
+        (session.key(), session.revision)
+    };
+    let new_revision = sessions.persist_event(&key, revision, &stored).await?;
+    ctx.session_mut().apply_event(event.clone(), new_revision);
+    Ok(())
+}

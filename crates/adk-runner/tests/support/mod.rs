@@ -1,0 +1,140 @@
+//! What the runner's tests share: a runner on deterministic seams and in-memory sessions, and a
+//! run rendered as a log to compare with an expected literal.
+
+// Each test binary compiles this module and uses only part of it.
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use adk_core::{
+    Agent, Content, Error, Event, FunctionCallId, FunctionResponse, GetSessionRequest, Part, Role,
+    RunConfig, Session, SessionKey,
+};
+use adk_flow::{LlmAgent, LlmAgentBuilder};
+use adk_runner::{RunRequest, Runner, RunnerBuilder};
+use adk_session::InMemorySessionService;
+use adk_test::{ScriptedModel, SequentialIds, StepClock, render_events};
+use expect_test::Expect;
+use futures::StreamExt as _;
+
+pub(crate) const APP: &str = "app";
+pub(crate) const USER: &str = "ada";
+pub(crate) const SESSION: &str = "s-1";
+
+/// A runner of `root` on in-memory sessions that are created on first use, with deterministic
+/// ids and clock.
+pub(crate) fn runner(root: Arc<dyn Agent>) -> RunnerBuilder {
+    Runner::builder(APP, root)
+        .session_service(Arc::new(InMemorySessionService::new()))
+        .auto_create_session(true)
+        .ids(Arc::new(SequentialIds::default()))
+        .clock(Arc::new(StepClock::default()))
+}
+
+/// An `LlmAgent` builder on `model`.
+pub(crate) fn agent(name: &str, model: &ScriptedModel) -> LlmAgentBuilder {
+    LlmAgent::builder(name).model(Arc::new(model.clone()))
+}
+
+/// What a run yielded and the error that ended it.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    pub(crate) events: Vec<Event>,
+    pub(crate) error: Option<Error>,
+}
+
+impl Outcome {
+    pub(crate) fn render(&self) -> String {
+        let mut log = render_events(&self.events);
+        if let Some(error) = &self.error {
+            let _ = writeln!(log, "error: {error}");
+        }
+        log
+    }
+
+    /// The last event, which a test expects to exist.
+    pub(crate) fn last(&self) -> &Event {
+        self.events.last().expect("the run yielded events")
+    }
+}
+
+/// Runs `request` to its end.
+pub(crate) async fn run_request(runner: &Runner, request: RunRequest) -> Outcome {
+    let mut stream = std::pin::pin!(runner.run_request(request));
+    let mut events = Vec::new();
+    let mut error = None;
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(event) => events.push(event),
+            Err(failure) => error = Some(failure),
+        }
+    }
+    Outcome { events, error }
+}
+
+/// Runs the user's `text` in the test session.
+pub(crate) async fn run(runner: &Runner, text: &str) -> Outcome {
+    run_with(runner, Content::user(text), RunConfig::default()).await
+}
+
+/// Runs `message` with `config` in the test session.
+pub(crate) async fn run_with(runner: &Runner, message: Content, config: RunConfig) -> Outcome {
+    run_request(
+        runner,
+        RunRequest::new(USER, SESSION)
+            .message(message)
+            .run_config(config),
+    )
+    .await
+}
+
+/// Answers call `id` of `name` with `response` in the test session.
+pub(crate) async fn answer(
+    runner: &Runner,
+    name: &str,
+    id: FunctionCallId,
+    response: serde_json::Value,
+) -> Outcome {
+    run_request(
+        runner,
+        RunRequest::new(USER, SESSION)
+            .function_responses([FunctionResponse::new(name, response).with_id(id)]),
+    )
+    .await
+}
+
+/// A user message of one function response.
+pub(crate) fn response_message(name: &str, id: &str, response: serde_json::Value) -> Content {
+    Content::new(
+        Role::User,
+        [Part::function_response(
+            FunctionResponse::new(name, response).with_id(id),
+        )],
+    )
+}
+
+/// The test session as stored.
+pub(crate) async fn stored(runner: &Runner) -> Session {
+    runner
+        .session_service()
+        .get_session(GetSessionRequest::new(SessionKey::new(APP, USER, SESSION)))
+        .await
+        .unwrap()
+        .expect("the test session exists")
+}
+
+/// The id of the first call of `name` among `events`.
+pub(crate) fn call_id(events: &[Event], name: &str) -> FunctionCallId {
+    events
+        .iter()
+        .flat_map(Event::function_calls)
+        .find(|call| call.name == name)
+        .and_then(|call| call.id.clone())
+        .unwrap_or_else(|| panic!("no call of `{name}`"))
+}
+
+/// Compares the rendered run with `expected`.
+pub(crate) fn check(outcome: &Outcome, expected: Expect) {
+    expected.assert_eq(&outcome.render());
+}

@@ -1,0 +1,82 @@
+//! [`ClosureTool`]: a tool whose body is a closure, for tests that need a tool without writing a
+//! type for it.
+
+use std::sync::Arc;
+
+use adk_core::{FunctionDeclaration, Result};
+use adk_tool::{Tool, ToolContext};
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+type Body = dyn Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync;
+
+/// A tool named as asked whose run is a closure of its context and arguments; it takes any object
+/// as arguments.
+///
+/// ```
+/// use adk_test::ClosureTool;
+/// use serde_json::json;
+///
+/// let weather = ClosureTool::shared("get_weather", |_ctx, args| {
+///     Ok(json!({"weather": "sunny", "city": args["city"]}))
+/// });
+/// let approval = ClosureTool::long_running("ask_approval", |_ctx, _args| Ok(json!(null)));
+/// assert!(approval.is_long_running() && !weather.is_long_running());
+/// ```
+pub struct ClosureTool {
+    name: String,
+    long_running: bool,
+    body: Arc<Body>,
+}
+
+impl ClosureTool {
+    /// A tool named `name` that runs `body`.
+    pub fn shared(
+        name: &str,
+        body: impl Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
+    ) -> Arc<dyn Tool> {
+        Arc::new(Self {
+            name: name.to_owned(),
+            long_running: false,
+            body: Arc::new(body),
+        })
+    }
+
+    /// A long-running tool named `name` that runs `body`; a `null` result means "no answer yet".
+    pub fn long_running(
+        name: &str,
+        body: impl Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
+    ) -> Arc<dyn Tool> {
+        Arc::new(Self {
+            name: name.to_owned(),
+            long_running: true,
+            body: Arc::new(body),
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for ClosureTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        "a test tool"
+    }
+
+    fn declaration(&self) -> Option<FunctionDeclaration> {
+        Some(
+            FunctionDeclaration::new(&self.name, "a test tool")
+                .with_parameters(json!({"type": "object"})),
+        )
+    }
+
+    fn is_long_running(&self) -> bool {
+        self.long_running
+    }
+
+    async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
+        (self.body)(ctx.as_ref(), args)
+    }
+}
