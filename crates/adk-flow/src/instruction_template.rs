@@ -154,11 +154,16 @@ mod tests {
     #[tokio::test]
     async fn artifacts_and_state_fill_the_template() {
         let ctx = context_with_artifact().await;
-        let text = inject_session_state("{name}'s notes: {artifact.notes.txt} {artifact.gone.txt?}", &ctx)
-            .await
-            .unwrap();
+        let text = inject_session_state(
+            "{name}'s notes: {artifact.notes.txt} {artifact.gone.txt?}",
+            &ctx,
+        )
+        .await
+        .unwrap();
         assert_eq!(text, "Ada's notes: Buy milk. ");
-        let error = inject_session_state("{artifact.gone.txt}", &ctx).await.unwrap_err();
+        let error = inject_session_state("{artifact.gone.txt}", &ctx)
+            .await
+            .unwrap_err();
         assert_eq!(error.kind(), ErrorKind::NotFound);
         assert!(error.message().contains("`gone.txt`"), "{error}");
     }
