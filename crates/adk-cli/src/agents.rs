@@ -4,10 +4,13 @@ use std::sync::Arc;
 
 use adk_core::{Agent, Llm, Result};
 
+/// Builds an example's agent tree on a model.
+type BuildAgent = fn(Arc<dyn Llm>) -> Result<Arc<dyn Agent>>;
+
 /// A bundled agent: the app name its sessions are stored under and how to build it on a model.
 pub(crate) struct BundledAgent {
     pub(crate) app_name: &'static str,
-    pub(crate) build: fn(Arc<dyn Llm>) -> Result<Arc<dyn Agent>>,
+    pub(crate) build: BuildAgent,
 }
 
 const BUNDLED: [(&str, BundledAgent); 4] = [
