@@ -1,6 +1,9 @@
-//! The `cargo xtask` command line: dispatches `ci` and `tidy` to the xtask library.
+//! The `cargo xtask` command line: dispatches `ci` and `tidy` to the xtask library, and
+//! `local-model` to its module.
 // xtask is a developer tool whose output is meant for a terminal, so printing is its job.
 #![allow(clippy::print_stdout)]
+
+mod local_model;
 
 use std::process::ExitCode;
 
@@ -13,7 +16,8 @@ usage: cargo xtask <command>
 commands:
   ci     run fmt --check, clippy -D warnings, tidy and the workspace tests, in that order
   tidy   check layering, `//!` doc headers and forbidden attributes and macros
-  help   print this message";
+  help   print this message
+";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {
@@ -36,10 +40,14 @@ fn run(args: Vec<String>) -> anyhow::Result<()> {
     {
         ["ci"] => ci::run(&root),
         ["tidy"] => tidy::run(&root),
+        ["local-model", rest @ ..] => local_model::run(rest),
         [] | ["help" | "-h" | "--help"] => {
-            println!("{USAGE}");
+            println!("{USAGE}{}", local_model::USAGE);
             Ok(())
         }
-        _ => bail!("unknown arguments {args:?}\n\n{USAGE}"),
+        _ => bail!(
+            "unknown arguments {args:?}\n\n{USAGE}{}",
+            local_model::USAGE
+        ),
     }
 }

@@ -61,6 +61,10 @@ pub(crate) struct RunArgs {
     #[arg(long, env = "ADK_MODEL")]
     pub(crate) model: Option<String>,
 
+    /// Fail instead of starting the local model when no provider is configured.
+    #[arg(long, env = "ADK_NO_LOCAL_MODEL")]
+    pub(crate) no_local_model: bool,
+
     /// Print each answer whole instead of streaming its tokens.
     #[arg(long)]
     pub(crate) no_stream: bool,

@@ -1,8 +1,10 @@
-//! Choosing the model from the flags and the environment.
+//! Choosing the model from the flags and the environment: Gemini or an OpenAI-compatible server
+//! when configured, else the local SmolLM2 model served by llama.cpp on loopback.
 
 use std::sync::Arc;
 
 use adk_core::Llm;
+use adk_local_model::{LocalModel, LocalModelConfig, LocalServer, TerminalProgress};
 use adk_model::{GeminiModel, OpenAiModel};
 use anyhow::Context as _;
 
@@ -12,18 +14,61 @@ const GEMINI_KEYS: [&str; 2] = ["GOOGLE_API_KEY", "GEMINI_API_KEY"];
 const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
 const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 
-/// What to set when no model is configured.
+/// What to set when no model is configured and the local model is turned off.
 pub(crate) const NOTHING_CONFIGURED: &str = "no model is configured. Set GOOGLE_API_KEY (or \
     GEMINI_API_KEY) for Gemini, or OPENAI_API_KEY and/or OPENAI_BASE_URL for OpenAI or an \
     OpenAI-compatible server (llama.cpp, vLLM, Ollama, OpenRouter); pick the model with --model \
-    or ADK_MODEL";
+    or ADK_MODEL; or drop --no-local-model to use the local SmolLM2 model";
 
-/// The model the flags and the environment ask for.
-pub(crate) fn from_args(args: &RunArgs) -> anyhow::Result<Arc<dyn Llm>> {
-    let provider = match args.provider {
-        Some(provider) => provider,
-        None => provider_from_env().context(NOTHING_CONFIGURED)?,
+/// The model a session talks to, and the local server that serves it, if any (stopped on drop).
+pub(crate) struct ChosenModel {
+    pub(crate) llm: Arc<dyn Llm>,
+    _local_server: Option<LocalServer>,
+}
+
+/// The model the flags and the environment ask for; the local model when none is configured.
+pub(crate) async fn choose(args: &RunArgs) -> anyhow::Result<ChosenModel> {
+    let provider = args.provider.or_else(provider_from_env);
+    let llm = match provider {
+        Some(provider) => remote(provider, args)?,
+        None if args.no_local_model => anyhow::bail!(NOTHING_CONFIGURED),
+        None => return local().await,
     };
+    Ok(ChosenModel {
+        llm,
+        _local_server: None,
+    })
+}
+
+/// Starts the local model: downloads and builds it on first use, then serves it on loopback and
+/// talks to it through the OpenAI-compatible adapter with prompted tool calling (SmolLM2 has no
+/// native tool calls; the server constrains its answers to a JSON schema instead).
+async fn local() -> anyhow::Result<ChosenModel> {
+    eprintln!(
+        "no GOOGLE_API_KEY/OPENAI_API_KEY set: using the local SmolLM2 model; \
+         the first start builds llama.cpp, ~15 min"
+    );
+    let config = LocalModelConfig::from_env()?;
+    let model = LocalModel::ensure(config, &TerminalProgress::new())
+        .await
+        .context("cannot prepare the local model")?;
+    let server = model
+        .start()
+        .await
+        .context("cannot start the local model")?;
+    let llm = OpenAiModel::builder(model.model_name())
+        .base_url(server.base_url())
+        .api_key("local")
+        .prompted_tools(true)
+        .build()?;
+    Ok(ChosenModel {
+        llm: Arc::new(llm),
+        _local_server: Some(server),
+    })
+}
+
+/// A hosted or configured model of `provider`.
+fn remote(provider: Provider, args: &RunArgs) -> anyhow::Result<Arc<dyn Llm>> {
     let model: Arc<dyn Llm> = match provider {
         Provider::Gemini => {
             let name = args.model.as_deref().unwrap_or(DEFAULT_GEMINI_MODEL);

@@ -78,6 +78,8 @@ async fn adk(server: Option<&MockServer>, args: &[&str], input: &str) -> (bool, 
         .env_remove("ADK_PROVIDER")
         .env_remove("ADK_MODEL")
         .env_remove("ADK_DATABASE_URL")
+        // The local model has its own end-to-end tests; here an unconfigured model is an error.
+        .env("ADK_NO_LOCAL_MODEL", "true")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

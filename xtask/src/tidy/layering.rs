@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! L0   adk-core
-//! L1   adk-telemetry, adk-model, adk-tool, adk-session
+//! L1   adk-telemetry, adk-model, adk-tool, adk-session, adk-local-model
 //! L2   adk-flow
 //! L3   adk-runner
 //! L4   adk, and any other crate under crates/
@@ -51,6 +51,7 @@ pub const LAYER_TABLE: &[(&str, Tier)] = &[
     ("adk-model", Tier::Layer(1)),
     ("adk-tool", Tier::Layer(1)),
     ("adk-session", Tier::Layer(1)),
+    ("adk-local-model", Tier::Layer(1)),
     ("adk-flow", Tier::Layer(2)),
     ("adk-runner", Tier::Layer(3)),
     ("adk", Tier::Layer(4)),

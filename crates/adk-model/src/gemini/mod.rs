@@ -111,7 +111,7 @@ impl GeminiBuilder {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Config`] when no API key was given or found in the environment, or the key is
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) when no API key was given or found in the environment, or the key is
     /// not a valid header value.
     pub fn build(self) -> Result<GeminiModel, Error> {
         let key = self.api_key.or_else(|| ApiKey::from_env(&KEY_VARIABLES)).ok_or_else(|| {

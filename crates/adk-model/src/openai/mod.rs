@@ -1,6 +1,9 @@
 //! The OpenAI Chat Completions adapter: [`OpenAiModel`] speaks `POST {base}/chat/completions`, the
 //! API that OpenAI and every OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenRouter) share.
+//! For servers and models without native tool calls, [`OpenAiBuilder::prompted_tools`] describes
+//! the tools in the prompt and constrains the answer with a JSON schema (`prompted.rs`).
 
+mod prompted;
 mod request;
 mod response;
 mod stream;
@@ -108,6 +111,21 @@ impl OpenAiBuilder {
         self
     }
 
+    /// Turns on prompted tool calling, for servers and models without native tool calls (a
+    /// llama.cpp server with a small model, say). Off by default.
+    ///
+    /// Instead of `tools`, the request describes the tools in the system instruction and
+    /// constrains the answer with a `response_format` JSON schema: a `oneOf` of one
+    /// `{"tool": <name>, "args": <parameters>}` shape per tool and a final `{"answer": <text>}`
+    /// shape. The JSON that comes back is turned into ordinary function calls and text, streamed
+    /// answers stream their text, and function responses go back as user messages, so the rest of
+    /// adk-rs cannot tell the difference. The server must enforce `response_format` schemas
+    /// (llama.cpp and vLLM do, with a grammar).
+    pub fn prompted_tools(mut self, prompted: bool) -> Self {
+        self.options.prompted_tools = prompted;
+        self
+    }
+
     /// Sends a response schema with `"strict": true` (default `false`).
     pub fn strict_response_schema(mut self, strict: bool) -> Self {
         self.options.strict_response_schema = strict;
@@ -195,6 +213,17 @@ impl Llm for OpenAiModel {
     fn generate(&self, request: LlmRequest, stream: bool) -> LlmResponseStream {
         let inner = Arc::clone(&self.inner);
         let responses = async_stream::stream! {
+            let (request, reading) = if inner.options.prompted_tools {
+                match prompted::rewrite(&request) {
+                    Ok(rewritten) => rewritten,
+                    Err(error) => {
+                        yield Err(error);
+                        return;
+                    }
+                }
+            } else {
+                (request, prompted::Reading::Plain)
+            };
             let model = if request.model.is_empty() { inner.model.as_str() } else { request.model.as_str() };
             let body = match request::build(&request, model, stream, &inner.options) {
                 Ok(body) => body,
@@ -212,16 +241,21 @@ impl Llm for OpenAiModel {
             };
             if !stream {
                 yield match response.text().await {
-                    Ok(text) => response::parse(&text),
+                    Ok(text) => response::parse(&text).map(|response| reading.read(response)),
                     Err(error) => Err(Error::from_reqwest(error, &inner.url, "reading")),
                 };
                 return;
             }
             let mut state = stream::StreamState::default();
+            let mut answer = reading.stream();
             let mut events = std::pin::pin!(crate::sse::sse_data(response.bytes_stream()));
             while let Some(event) = events.next().await {
                 match event.and_then(|data| state.push(&data)) {
-                    Ok(Some(partial)) => yield Ok(partial),
+                    Ok(Some(partial)) => {
+                        if let Some(partial) = answer.partial(partial) {
+                            yield Ok(partial);
+                        }
+                    }
                     Ok(None) => {}
                     Err(error) => {
                         yield Err(error);
@@ -229,7 +263,7 @@ impl Llm for OpenAiModel {
                     }
                 }
             }
-            yield state.finish();
+            yield state.finish().map(|response| reading.read(response));
         };
         responses
             .map(|response| response.map_err(adk_core::Error::from))

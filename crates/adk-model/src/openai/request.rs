@@ -15,6 +15,8 @@ use crate::error::Error;
 pub(super) struct Options {
     pub(super) strict_tools: bool,
     pub(super) strict_response_schema: bool,
+    /// Tools described in the system instruction instead of sent natively (see `prompted.rs`).
+    pub(super) prompted_tools: bool,
 }
 
 #[derive(Serialize)]
