@@ -12,7 +12,7 @@ use futures::StreamExt as _;
 use serde_json::Value;
 
 use crate::agent_lifecycle::AgentBase;
-use crate::agents::builder::agent_base_builder_methods;
+use crate::agents::builder::{agent_base_accessors, agent_base_builder_methods};
 use crate::callbacks::Callbacks;
 use crate::{CodeExecutor, Planner};
 
@@ -167,17 +167,7 @@ impl LlmAgent {
 }
 
 impl Agent for LlmAgent {
-    fn name(&self) -> &str {
-        &self.base.name
-    }
-
-    fn description(&self) -> &str {
-        &self.base.description
-    }
-
-    fn sub_agents(&self) -> &[Arc<dyn Agent>] {
-        &self.base.sub_agents
-    }
+    agent_base_accessors!();
 
     fn run(self: Arc<Self>, ctx: InvocationContext) -> EventStream {
         let ctx = ctx.with_agent(self.clone());

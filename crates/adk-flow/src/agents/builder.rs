@@ -1,5 +1,5 @@
-//! The builder methods every agent shares (description, sub-agents, lifecycle callbacks),
-//! written once for all builders.
+//! What every agent of this crate shares, written once: the `Agent` accessors of its `AgentBase`
+//! and the builder methods for description, sub-agents and lifecycle callbacks.
 
 /// Adds the shared builder methods to `$builder`, whose `AgentBase` is at `self.$($base).+`.
 macro_rules! agent_base_builder_methods {
@@ -53,4 +53,22 @@ macro_rules! agent_base_builder_methods {
     };
 }
 
+/// The `name`, `description` and `sub_agents` of an `Agent` impl, read from `self.base`.
+macro_rules! agent_base_accessors {
+    () => {
+        fn name(&self) -> &str {
+            &self.base.name
+        }
+
+        fn description(&self) -> &str {
+            &self.base.description
+        }
+
+        fn sub_agents(&self) -> &[std::sync::Arc<dyn adk_core::Agent>] {
+            &self.base.sub_agents
+        }
+    };
+}
+
+pub(crate) use agent_base_accessors;
 pub(crate) use agent_base_builder_methods;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use adk_core::{Agent, EventStream, InvocationContext, Result};
 
-use super::builder::agent_base_builder_methods;
+use super::builder::{agent_base_accessors, agent_base_builder_methods};
 use crate::agent_lifecycle::AgentBase;
 
 /// The body of a custom agent: given the invocation, the events it yields.
@@ -48,17 +48,7 @@ impl CustomAgent {
 }
 
 impl Agent for CustomAgent {
-    fn name(&self) -> &str {
-        &self.base.name
-    }
-
-    fn description(&self) -> &str {
-        &self.base.description
-    }
-
-    fn sub_agents(&self) -> &[Arc<dyn Agent>] {
-        &self.base.sub_agents
-    }
+    agent_base_accessors!();
 
     fn run(self: Arc<Self>, ctx: InvocationContext) -> EventStream {
         let ctx = ctx.with_agent(self.clone());

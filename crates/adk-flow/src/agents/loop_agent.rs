@@ -7,7 +7,7 @@ use async_stream::try_stream;
 use futures::StreamExt as _;
 use serde_json::json;
 
-use super::builder::agent_base_builder_methods;
+use super::builder::{agent_base_accessors, agent_base_builder_methods};
 use super::sequential::CURRENT_SUB_AGENT;
 use crate::agent_lifecycle::{AgentBase, checkpoint, ended, resumed_state};
 
@@ -35,17 +35,7 @@ impl LoopAgent {
 }
 
 impl Agent for LoopAgent {
-    fn name(&self) -> &str {
-        &self.base.name
-    }
-
-    fn description(&self) -> &str {
-        &self.base.description
-    }
-
-    fn sub_agents(&self) -> &[Arc<dyn Agent>] {
-        &self.base.sub_agents
-    }
+    agent_base_accessors!();
 
     fn run(self: Arc<Self>, ctx: InvocationContext) -> EventStream {
         let ctx = ctx.with_agent(self.clone());

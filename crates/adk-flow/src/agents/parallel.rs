@@ -7,7 +7,7 @@ use async_stream::try_stream;
 use futures::StreamExt as _;
 use serde_json::json;
 
-use super::builder::agent_base_builder_methods;
+use super::builder::{agent_base_accessors, agent_base_builder_methods};
 use crate::agent_lifecycle::{AgentBase, checkpoint, ended, resumed_state};
 
 /// Runs its sub-agents concurrently and yields their events as they come. Each child runs on the
@@ -30,17 +30,7 @@ impl ParallelAgent {
 }
 
 impl Agent for ParallelAgent {
-    fn name(&self) -> &str {
-        &self.base.name
-    }
-
-    fn description(&self) -> &str {
-        &self.base.description
-    }
-
-    fn sub_agents(&self) -> &[Arc<dyn Agent>] {
-        &self.base.sub_agents
-    }
+    agent_base_accessors!();
 
     fn run(self: Arc<Self>, ctx: InvocationContext) -> EventStream {
         let ctx = ctx.with_agent(self.clone());
