@@ -126,11 +126,13 @@ fn target_specific_and_renamed_dependencies_are_checked() {
 #[test]
 fn unlisted_crates_under_crates_are_l4() {
     let workspace = FakeWorkspace::new();
+    workspace.add_crate("crates/adk-a2a", "adk-a2a", "adk-runner.workspace = true\n");
     workspace.add_crate(
         "crates/adk-server",
         "adk-server",
-        "adk-runner.workspace = true\n",
+        "adk-a2a = { path = \"../adk-a2a\" }\n",
     );
+    // The facade (L5) may re-export both.
     workspace.add_dependency(
         "adk",
         "[dependencies]",
@@ -139,7 +141,7 @@ fn unlisted_crates_under_crates_are_l4() {
     assert_eq!(
         report(&workspace),
         [format!(
-            "crates/adk/Cargo.toml:8: adk (L4) depends on adk-server (L4): {POINT_DOWN} \
+            "crates/adk-server/Cargo.toml:6: adk-server (L4) depends on adk-a2a (L4): {POINT_DOWN} \
              (no sideways dependencies within a layer)"
         )]
     );

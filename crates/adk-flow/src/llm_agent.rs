@@ -138,6 +138,22 @@ impl LlmAgent {
         self.input_schema.as_ref()
     }
 
+    /// The instruction as written: the template, `<InstructionProvider>` for one computed by a
+    /// function (it is not called), or empty when there is none. For describing the agent (the
+    /// server's app info), not for building requests.
+    pub fn instruction_text(&self) -> &str {
+        match &self.instruction {
+            Instruction::None => "",
+            Instruction::Template(template) => template,
+            Instruction::Provider(_) => "<InstructionProvider>",
+        }
+    }
+
+    /// The tools the agent was given one by one (toolsets are listed only when a run asks them).
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+
     /// Sets `output_key` in the event's state delta when the event is this agent's final answer.
     fn save_output_to_state(&self, event: &mut Event) -> Result<()> {
         let Some(key) = &self.output_key else {

@@ -6,8 +6,8 @@ mod support;
 use std::sync::Arc;
 
 use adk_core::{
-    Agent, Content, Error, ErrorKind, FinishReason, LlmResponse, Part, RunConfig, Session,
-    SessionKey, StreamingMode,
+    Agent, Content, Error, ErrorKind, LlmResponse, Part, RunConfig, Session, SessionKey,
+    StreamingMode,
 };
 use adk_flow::{CustomAgent, IncludeContents, LlmAgent};
 use adk_test::{AgentRun, ScriptedModel};
@@ -449,16 +449,7 @@ async fn include_contents_none_sends_only_the_current_turn() {
 
 #[tokio::test]
 async fn streaming_yields_partial_events_then_the_aggregate() {
-    let chunk = |text: &str| {
-        let mut response = LlmResponse::new(Content::model(text));
-        response.partial = Some(true);
-        response
-    };
-    let mut last = LlmResponse::new(Content::model("It is sunny."));
-    last.finish_reason = Some(FinishReason::Stop);
-    last.turn_complete = Some(true);
-    let model =
-        ScriptedModel::new("scripted").then_stream(vec![chunk("It is "), chunk("sunny."), last]);
+    let model = ScriptedModel::new("scripted").then_text_stream(&["It is ", "sunny."]);
     let run = AgentRun::on_session(
         Arc::new(agent("streamer", &model).build().unwrap()),
         Session::new(SessionKey::new("app", "u", "s")),

@@ -80,7 +80,7 @@ mod runner;
 
 pub use adk_core::{RunConfig, StreamingMode};
 pub use adk_flow::{Plugin, Plugins};
-pub use runner::{RunRequest, Runner, RunnerBuilder};
+pub use runner::{RunRequest, RunStream, Runner, RunnerBuilder};
 
 // Runners are shared between tasks: a compile-time check that they stay `Send + Sync`.
 const _: () = {

@@ -21,6 +21,9 @@ use crate::persist::persist_event;
 use crate::resume::{self, Continuation};
 use crate::rewind;
 
+/// The events of a started run ([`Runner::start`]): dropping it cancels the run.
+pub type RunStream = std::pin::Pin<Box<dyn Stream<Item = Result<Event>> + Send + 'static>>;
+
 /// Runs an app's agent tree on users' messages, each within a stored session.
 ///
 /// Built once with [`Runner::builder`]; cheap to clone, and every clone serves any number of runs
@@ -100,11 +103,27 @@ impl Runner {
         &self,
         request: RunRequest,
     ) -> impl Stream<Item = Result<Event>> + Send + 'static {
-        let inner = self.inner.clone();
+        let runner = self.clone();
         try_stream! {
-            let Some(ctx) = inner.prepare(request).await? else {
-                return;
-            };
+            let mut events = runner.start(request).await?;
+            while let Some(event) = events.next().await {
+                yield event?;
+            }
+        }
+    }
+
+    /// Runs what `request` asks in two phases: the returned future loads the session, checks the
+    /// new message and stores it, failing before anything runs when the session is missing or the
+    /// message is refused (a forged continuation, say); the stream it gives then runs the agent.
+    ///
+    /// A server uses this to answer a bad request with an HTTP error instead of a broken stream.
+    /// Dropping the stream cancels the run, as with [`run_request`](Self::run_request).
+    pub async fn start(&self, request: RunRequest) -> Result<RunStream> {
+        let inner = self.inner.clone();
+        let Some(ctx) = inner.prepare(request).await? else {
+            return Ok(Box::pin(futures::stream::empty()));
+        };
+        Ok(Box::pin(try_stream! {
             // Dropping the stream before the run ends (or a failure) drops this guard, which
             // cancels the invocation's work. A run that completes, paused or not, disarms it: work
             // a long-running tool started may go on after the invocation paused.
@@ -116,7 +135,22 @@ impl Runner {
                 yield event?;
             }
             cancel_on_drop.disarm();
-        }
+        }))
+    }
+
+    /// The app's agent tree.
+    pub fn agent_tree(&self) -> &AgentTree {
+        &self.inner.tree
+    }
+
+    /// The artifact service, when the runner has one.
+    pub fn artifact_service(&self) -> Option<&Arc<dyn ArtifactService>> {
+        self.inner.artifacts.as_ref()
+    }
+
+    /// The memory service, when the runner has one.
+    pub fn memory_service(&self) -> Option<&Arc<dyn MemoryService>> {
+        self.inner.memory.as_ref()
     }
 
     /// Appends an event to session `session_id` of `user_id` that undoes the changes made since

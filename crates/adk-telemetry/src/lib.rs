@@ -29,6 +29,9 @@
 //! Metrics ([`metrics`]) go through the global OpenTelemetry meter provider and are no-ops until
 //! one is installed. This crate never installs a global subscriber or provider by itself: with
 //! the `otel` feature, `otel::install` does when the application calls it.
+//!
+//! With the `span-store` feature, [`span_store::SpanStore`] keeps the most recent finished spans in
+//! memory (a bounded ring) behind a `tracing` layer, so a server can show a session's trace.
 
 pub mod attributes;
 mod calls;
@@ -36,6 +39,8 @@ pub mod content;
 pub mod metrics;
 #[cfg(feature = "otel")]
 pub mod otel;
+#[cfg(feature = "span-store")]
+pub mod span_store;
 mod spans;
 mod streams;
 

@@ -57,6 +57,25 @@ impl ScriptedModel {
         self
     }
 
+    /// Answers the next call with `chunks` streamed as partial text responses, then their
+    /// concatenation as the final response (finish reason `STOP`, turn complete), as a streaming
+    /// provider does.
+    pub fn then_text_stream(self, chunks: &[&str]) -> Self {
+        let mut responses: Vec<LlmResponse> = chunks
+            .iter()
+            .map(|chunk| {
+                let mut response = LlmResponse::new(Content::model(*chunk));
+                response.partial = Some(true);
+                response
+            })
+            .collect();
+        let mut last = LlmResponse::new(Content::model(chunks.concat()));
+        last.finish_reason = Some(adk_core::FinishReason::Stop);
+        last.turn_complete = Some(true);
+        responses.push(last);
+        self.then_stream(responses)
+    }
+
     /// Answers the next call with a model text.
     pub fn then_text(self, text: &str) -> Self {
         self.then(LlmResponse::new(Content::model(text)))

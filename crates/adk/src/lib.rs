@@ -13,6 +13,7 @@
 //! | [`flow`] | `adk-flow` | the LLM flow, `LlmAgent`, workflow agents |
 //! | [`runner`] | `adk-runner` | the runner |
 //! | [`telemetry`] | `adk-telemetry` | tracing spans and OpenTelemetry export |
+//! | `server` | `adk-server` | the REST + SSE server and the dev UI (feature `server`) |
 //!
 //! ## Features
 //!
@@ -25,6 +26,7 @@
 //! | `object-store` | artifacts in any `object_store` store | no |
 //! | `mcp` | the MCP toolset | no |
 //! | `otel` | OTLP export of traces and metrics | no |
+//! | `server` | the HTTP server: ADK's REST + SSE API and the adk-web dev UI | no |
 //! | `full` | all of the above | no |
 //!
 //! Features are additive; each builds on its own.
@@ -79,4 +81,11 @@ pub mod runner {
 pub mod telemetry {
     #[doc(inline)]
     pub use adk_telemetry::*;
+}
+
+/// The HTTP server: ADK's REST + SSE API and the dev UI (`adk-server`, feature `server`).
+#[cfg(feature = "server")]
+pub mod server {
+    #[doc(inline)]
+    pub use adk_server::*;
 }

@@ -5,7 +5,8 @@
 //! L1   adk-telemetry, adk-model, adk-tool, adk-session, adk-local-model
 //! L2   adk-flow
 //! L3   adk-runner
-//! L4   adk, and any other crate under crates/
+//! L4   adk-server, and any other crate under crates/
+//! L5   adk, the facade
 //! dev  adk-test: depends only on L0 and L1, and appears elsewhere only under [dev-dependencies]
 //! app  examples/*, xtask and adk-cli (the `adk` binary): may depend on anything, except adk-test
 //!      as a normal dependency
@@ -26,7 +27,7 @@ use super::{Violation, line_of_offset, relative_to};
 /// Where a crate sits in the layer table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tier {
-    /// A library layer, L0 (bottom) to L4 (top).
+    /// A library layer, L0 (bottom) to L5 (the facade, top).
     Layer(u8),
     /// adk-test: dev-only helpers that sit on L0 and L1.
     DevOnly,
@@ -44,7 +45,8 @@ impl fmt::Display for Tier {
     }
 }
 
-/// The crates the layer table names; other crates under `crates/` are L4, anything else is an app.
+/// The crates the layer table names; other crates under `crates/` are L4 (above the runner, below
+/// the facade), anything else is an app.
 pub const LAYER_TABLE: &[(&str, Tier)] = &[
     ("adk-core", Tier::Layer(0)),
     ("adk-telemetry", Tier::Layer(1)),
@@ -54,13 +56,15 @@ pub const LAYER_TABLE: &[(&str, Tier)] = &[
     ("adk-local-model", Tier::Layer(1)),
     ("adk-flow", Tier::Layer(2)),
     ("adk-runner", Tier::Layer(3)),
-    ("adk", Tier::Layer(4)),
+    ("adk-server", Tier::Layer(4)),
+    // The facade sits on top of everything it re-exports.
+    ("adk", Tier::Layer(5)),
     ("adk-test", Tier::DevOnly),
     // The `adk` binary is an application: it bundles the example agents.
     ("adk-cli", Tier::App),
 ];
 
-/// The highest library layer: where unlisted crates under `crates/` go.
+/// The layer unlisted crates under `crates/` go to: above the runner, below the facade.
 const TOP_LAYER: u8 = 4;
 
 /// The tier of the crate `name` whose directory is `dir` (relative to the workspace root).
@@ -413,8 +417,10 @@ mod tests {
         assert_eq!(up, format!("adk-core (L0) depends on adk-flow (L2): {UP}"));
         let sideways = edge("adk-model", "adk-tool", DepKind::Build).unwrap();
         assert!(sideways.starts_with(&format!("adk-model (L1) depends on adk-tool (L1): {UP}")));
-        let unknown_peer = edge("adk", "adk-server", DepKind::Normal).unwrap();
-        assert!(unknown_peer.starts_with("adk (L4) depends on adk-server (L4)"));
+        let unknown_peer = edge("adk-server", "adk-a2a", DepKind::Normal).unwrap();
+        assert!(unknown_peer.starts_with("adk-server (L4) depends on adk-a2a (L4)"));
+        let under_the_facade = edge("adk-server", "adk", DepKind::Normal).unwrap();
+        assert!(under_the_facade.starts_with("adk-server (L4) depends on adk (L5)"));
     }
 
     #[test]
@@ -435,7 +441,7 @@ mod tests {
         let message = edge("adk", "adk-test", DepKind::Normal).unwrap();
         assert_eq!(
             message,
-            "adk (L4) depends on adk-test under [dependencies]: \
+            "adk (L5) depends on adk-test under [dependencies]: \
              adk-test may appear only under [dev-dependencies]"
         );
         let app = edge_violation(

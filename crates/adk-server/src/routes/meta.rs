@@ -1,0 +1,52 @@
+//! The routes about the server and its apps: health, version, the app list and app info.
+
+use axum::Json;
+use axum::extract::{Path, Query};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use crate::app_info::app_info as describe_app;
+use crate::error::ApiResult;
+
+/// `GET /health`.
+pub(super) async fn health() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+/// `GET /version`: this crate's version, the language and the compiler that built it.
+pub(super) async fn version() -> Json<Value> {
+    Json(json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "language": "rust",
+        "language_version": env!("ADK_SERVER_RUSTC_VERSION"),
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ListAppsQuery {
+    #[serde(default)]
+    detailed: bool,
+}
+
+/// `GET /list-apps`: the app names, or with `?detailed=true` each app's info.
+pub(super) async fn list_apps(
+    axum::extract::State(state): AppState,
+    Query(query): Query<ListAppsQuery>,
+) -> Json<Value> {
+    if query.detailed {
+        let apps: Vec<Value> = state.apps().map(describe_app).collect();
+        Json(json!({ "apps": apps }))
+    } else {
+        let names: Vec<&str> = state.apps().map(adk_runner::Runner::app_name).collect();
+        Json(json!(names))
+    }
+}
+
+/// `GET /apps/{app}/app-info`.
+pub(super) async fn app_info(
+    axum::extract::State(state): AppState,
+    Path(app): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(describe_app(state.app(&app)?)))
+}

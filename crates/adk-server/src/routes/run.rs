@@ -1,0 +1,222 @@
+//! `POST /run` and `POST /run_sse`: run an app's agent on a message (or resume an invocation) and
+//! answer its events, all at once as a JSON array or one SSE frame each as they come.
+//!
+//! Both check the request and store the user's message before answering anything, so a missing
+//! session is a 404 and a forged continuation a 400 with nothing stored. A client that goes away
+//! drops the response, which drops the run's stream and cancels the run; events already stored
+//! stay, partial events never are. At shutdown, a run still going when the grace period ends is
+//! cancelled the same way (an SSE client gets an error frame first).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use adk_core::{Content, Event, InvocationId, RunConfig, StreamingMode};
+use adk_runner::{RunRequest, RunStream};
+use axum::Json;
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures::{Stream, StreamExt as _};
+use http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::AppState;
+use super::sessions::session_key;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::JsonBody;
+use crate::server::ServerState;
+
+/// The body of `/run` and `/run_sse`, camelCase or snake_case.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct RunBody {
+    #[serde(alias = "app_name")]
+    app_name: String,
+    #[serde(alias = "user_id")]
+    user_id: String,
+    #[serde(alias = "session_id")]
+    session_id: String,
+    #[serde(default, alias = "new_message")]
+    new_message: Option<Content>,
+    #[serde(default)]
+    streaming: bool,
+    #[serde(default, alias = "state_delta")]
+    state_delta: Option<Map<String, Value>>,
+    #[serde(default, alias = "function_call_event_id")]
+    function_call_event_id: Option<String>,
+    #[serde(default, alias = "invocation_id")]
+    invocation_id: Option<String>,
+    #[serde(default, alias = "custom_metadata")]
+    custom_metadata: Option<Map<String, Value>>,
+}
+
+/// Checks the body, stores the message and starts the run; every failure here is an HTTP error.
+async fn start(state: &ServerState, body: &mut RunBody) -> ApiResult<RunStream> {
+    state.check_accepting()?;
+    let runner = state.app(&body.app_name)?;
+    let key = session_key(&body.app_name, &body.user_id, &body.session_id)?;
+    let mut request = RunRequest::new(key.user_id, key.session_id);
+    match (body.new_message.take(), body.invocation_id.take()) {
+        (None, None) => {
+            return Err(ApiError::bad_request(
+                "missing field `newMessage`: it may be left out only when `invocationId` resumes an invocation",
+            ));
+        }
+        (message, invocation) => {
+            if let Some(message) = message {
+                request = request.message(message);
+            }
+            if let Some(invocation) = invocation {
+                request = request.resume(InvocationId::new(invocation));
+            }
+        }
+    }
+    if let Some(delta) = body.state_delta.take() {
+        request = request.state_delta(delta);
+    }
+    let mut config = RunConfig::default();
+    if body.streaming {
+        config = config.with_streaming_mode(StreamingMode::Sse);
+    }
+    config.custom_metadata = body.custom_metadata.take().unwrap_or_default();
+    Ok(runner.start(request.run_config(config)).await?)
+}
+
+/// `POST /run`: the invocation's events as a JSON array (the user's event is stored, not
+/// returned).
+pub(super) async fn run(
+    axum::extract::State(state): AppState,
+    JsonBody(mut body): JsonBody<RunBody>,
+) -> ApiResult<Json<Vec<Event>>> {
+    let mut events = start(&state, &mut body).await?;
+    let cancelled = state.cancel_runs.clone();
+    let mut collected = Vec::new();
+    loop {
+        tokio::select! {
+            next = events.next() => match next {
+                Some(event) => collected.push(event?),
+                None => break,
+            },
+            () = cancelled.cancelled() => {
+                return Err(ApiError::new(
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    "shutting_down",
+                    "the server shut down before the run finished; the events so far are stored",
+                ));
+            }
+        }
+    }
+    Ok(Json(collected))
+}
+
+/// `POST /run_sse`: one `data: <event>\n\n` frame per event as it comes, partial events included
+/// when `streaming` is set; an error after the stream started is an error frame.
+pub(super) async fn run_sse(
+    axum::extract::State(state): AppState,
+    JsonBody(mut body): JsonBody<RunBody>,
+) -> ApiResult<Response> {
+    let events = start(&state, &mut body).await?;
+    let split_artifacts = body.function_call_event_id.is_none();
+    let frames = sse_frames(events, split_artifacts, state.clone());
+    Ok((
+        [
+            (CONTENT_TYPE, "text/event-stream"),
+            (CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(frames),
+    )
+        .into_response())
+}
+
+/// The SSE body: each event's frames, then an error frame if the run failed or the server
+/// cancelled it. Dropping the body drops `events`, which cancels the run.
+fn sse_frames(
+    mut events: RunStream,
+    split_artifacts: bool,
+    state: Arc<ServerState>,
+) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
+    async_stream::stream! {
+        loop {
+            let next = tokio::select! {
+                next = events.next() => next,
+                () = state.cancel_runs.cancelled() => {
+                    yield Ok(error_frame("Cancelled", "the server shut down before the run finished"));
+                    break;
+                }
+            };
+            match next {
+                None => break,
+                Some(Ok(event)) => {
+                    for frame in event_frames(&event, split_artifacts) {
+                        yield Ok(frame);
+                    }
+                }
+                Some(Err(error)) => {
+                    tracing::warn!(error = %error, "run failed after its stream started");
+                    yield Ok(error_frame(error_type(&error), error.message()));
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The frames of one event. As ADK Python does (unless the run answers a function-call event), an
+/// event with both content and an artifact delta is sent twice: the content with an empty
+/// artifact delta, then a content-less copy carrying the delta, which is how the dev UI renders
+/// the artifacts.
+fn event_frames(event: &Event, split_artifacts: bool) -> Vec<Bytes> {
+    let has_content = event
+        .response
+        .content
+        .as_ref()
+        .is_some_and(|content| !content.parts.is_empty());
+    if split_artifacts && has_content && !event.actions.artifact_delta.is_empty() {
+        let mut content_event = event.clone();
+        content_event.actions.artifact_delta.clear();
+        let mut artifact_event = event.clone();
+        artifact_event.response.content = None;
+        vec![data_frame(&content_event), data_frame(&artifact_event)]
+    } else {
+        vec![data_frame(event)]
+    }
+}
+
+fn data_frame(event: &Event) -> Bytes {
+    let mut frame = b"data: ".to_vec();
+    // An event always serializes: its maps have string keys and its numbers are finite.
+    serde_json::to_writer(&mut frame, event).unwrap_or_default();
+    frame.extend_from_slice(b"\n\n");
+    Bytes::from(frame)
+}
+
+/// ADK's error frame: `{"error": "<Type>: <message>", "error_details": {...}}`.
+fn error_frame(error_type: &str, message: &str) -> Bytes {
+    let timestamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |elapsed| elapsed.as_secs_f64());
+    let body = json!({
+        "error": format!("{error_type}: {message}"),
+        "error_details": {
+            "error_type": error_type,
+            "error_message": message,
+            "timestamp": timestamp,
+        },
+    });
+    Bytes::from(format!("data: {body}\n\n"))
+}
+
+/// The error's kind as a type name, as ADK Python reports its exception class.
+fn error_type(error: &adk_core::Error) -> &'static str {
+    use adk_core::ErrorKind;
+    match error.kind() {
+        ErrorKind::Model => "ModelError",
+        ErrorKind::Tool => "ToolError",
+        ErrorKind::Session | ErrorKind::StaleSession => "SessionError",
+        ErrorKind::LlmCallsLimitExceeded => "LlmCallsLimitExceededError",
+        ErrorKind::Cancelled => "Cancelled",
+        ErrorKind::InvalidInput => "ValueError",
+        _ => "Error",
+    }
+}

@@ -1,0 +1,264 @@
+//! [`Server`]: the apps, the settings and the shared state of a server; its router; serving with
+//! graceful shutdown.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use adk_runner::Runner;
+use adk_telemetry::span_store::SpanStore;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ServerConfig;
+use crate::error::{ApiError, ServerError};
+use crate::extract::check_name;
+use crate::routes;
+use crate::security::{Guard, guard};
+
+/// Serves apps (each a [`Runner`]: a name, an agent tree and its services) over ADK's REST + SSE
+/// API, with the dev UI when it has its files.
+///
+/// ```no_run
+/// # async fn serve(runner: adk_runner::Runner) -> Result<(), adk_server::ServerError> {
+/// use adk_server::{Server, ServerConfig, shutdown_signal};
+///
+/// let server = Server::builder()
+///     .app(runner)
+///     .config(ServerConfig::default().allow_origin("http://localhost:4200"))
+///     .build()?;
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await.unwrap();
+/// server.serve(listener, shutdown_signal()).await
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Server {
+    state: Arc<ServerState>,
+    config: ServerConfig,
+}
+
+/// What every handler sees.
+pub(crate) struct ServerState {
+    apps: BTreeMap<String, Runner>,
+    pub(crate) spans: SpanStore,
+    pub(crate) dev_ui_dir: Option<PathBuf>,
+    /// Fires when runs in flight must stop (the shutdown grace ran out).
+    pub(crate) cancel_runs: CancellationToken,
+    /// Set once shutdown began: new runs are refused.
+    draining: AtomicBool,
+}
+
+impl ServerState {
+    /// The runner of app `name`, or a 404 that lists the apps.
+    pub(crate) fn app(&self, name: &str) -> Result<&Runner, ApiError> {
+        check_name("app name", name)?;
+        self.apps.get(name).ok_or_else(|| {
+            let names: Vec<&str> = self.apps.keys().map(String::as_str).collect();
+            ApiError::not_found(format!(
+                "no app named {name:?}; this server serves: {}",
+                names.join(", ")
+            ))
+        })
+    }
+
+    /// The apps, by name.
+    pub(crate) fn apps(&self) -> impl Iterator<Item = &Runner> {
+        self.apps.values()
+    }
+
+    /// A 503 when the server is shutting down and takes no new runs.
+    pub(crate) fn check_accepting(&self) -> Result<(), ApiError> {
+        if self.draining.load(Ordering::Acquire) {
+            return Err(ApiError::new(
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                "shutting_down",
+                "the server is shutting down and starts no new runs",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Server {
+    /// Starts building a server.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder {
+            apps: Vec::new(),
+            config: ServerConfig::default(),
+            spans: None,
+        }
+    }
+
+    /// The store the trace routes read; add its [`layer`](SpanStore::layer) to the process's
+    /// `tracing` subscriber so that runs are recorded in it.
+    pub fn span_store(&self) -> &SpanStore {
+        &self.state.spans
+    }
+
+    /// The router with every route, for mounting in a larger axum app or for tests.
+    pub fn router(&self) -> Result<Router, ServerError> {
+        let origins = Arc::new(self.config.origin_policy()?);
+        let guard_state = Arc::new(Guard {
+            origins: origins.clone(),
+            authorizer: self.config.authorizer.clone(),
+        });
+        Ok(routes::router(self.state.clone())
+            .layer(DefaultBodyLimit::max(self.config.body_limit))
+            .layer(axum::middleware::from_fn_with_state(guard_state, guard))
+            .layer(origins.cors()))
+    }
+
+    /// Serves on `listener` until `shutdown` completes, then shuts down gracefully: no new
+    /// connections or runs, runs in flight get [`ServerConfig::shutdown_grace`] to finish and are
+    /// cancelled after it (their streams end with an error frame), and this returns once every
+    /// connection closed.
+    pub async fn serve(
+        &self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServerError> {
+        let router = self.router()?;
+        let state = self.state.clone();
+        let grace = self.config.shutdown_grace;
+        let drain = async move {
+            shutdown.await;
+            tracing::info!(?grace, "shutting down: finishing runs in flight");
+            state.draining.store(true, Ordering::Release);
+            let cancel = state.cancel_runs.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(grace).await;
+                cancel.cancel();
+            });
+        };
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(drain)
+        .await
+        .map_err(ServerError::Serve)
+    }
+
+    /// Binds `address` (`host:port`) and [`serve`](Self::serve)s until `shutdown` completes.
+    pub async fn bind_and_serve(
+        &self,
+        address: &str,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServerError> {
+        let listener = TcpListener::bind(address)
+            .await
+            .map_err(|source| ServerError::Bind {
+                address: address.to_owned(),
+                source,
+            })?;
+        self.serve(listener, shutdown).await
+    }
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("apps", &self.state.apps.keys().collect::<Vec<_>>())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Server`]; made by [`Server::builder`].
+#[must_use]
+pub struct ServerBuilder {
+    apps: Vec<Runner>,
+    config: ServerConfig,
+    spans: Option<SpanStore>,
+}
+
+impl ServerBuilder {
+    /// Serves `runner`'s app under its name.
+    pub fn app(mut self, runner: Runner) -> Self {
+        self.apps.push(runner);
+        self
+    }
+
+    /// Serves each of `runners`.
+    pub fn apps(mut self, runners: impl IntoIterator<Item = Runner>) -> Self {
+        self.apps.extend(runners);
+        self
+    }
+
+    /// The server's settings.
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Reads traces from `store` instead of a new one (share one store between servers, or with a
+    /// subscriber set up before the server).
+    pub fn span_store(mut self, store: SpanStore) -> Self {
+        self.spans = Some(store);
+        self
+    }
+
+    /// Builds the server; fails when no app was given, two apps share a name, an app name is not a
+    /// plain name, or an allowed-origin pattern is not a valid regex.
+    pub fn build(self) -> Result<Server, ServerError> {
+        if self.apps.is_empty() {
+            return Err(ServerError::Config(
+                "a server needs at least one app (ServerBuilder::app)".to_owned(),
+            ));
+        }
+        let mut apps = BTreeMap::new();
+        for runner in self.apps {
+            let name = runner.app_name().to_owned();
+            check_name("app name", &name)
+                .map_err(|error| ServerError::Config(error.message().to_owned()))?;
+            if apps.insert(name.clone(), runner).is_some() {
+                return Err(ServerError::Config(format!(
+                    "two apps are named {name:?}; app names must be unique"
+                )));
+            }
+        }
+        self.config.origin_policy()?;
+        let spans = self
+            .spans
+            .unwrap_or_else(|| SpanStore::new(self.config.span_capacity));
+        Ok(Server {
+            state: Arc::new(ServerState {
+                apps,
+                spans,
+                dev_ui_dir: self.config.dev_ui_dir.clone(),
+                cancel_runs: CancellationToken::new(),
+                draining: AtomicBool::new(false),
+            }),
+            config: self.config,
+        })
+    }
+}
+
+/// Completes on Ctrl-C (SIGINT) or SIGTERM: the usual shutdown trigger for [`Server::serve`].
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
