@@ -44,6 +44,11 @@ const BUNDLED: [(&str, BundledAgent); 4] = [
     ),
 ];
 
+/// Every bundled agent, by the name the command line knows it by.
+pub(crate) fn all() -> impl Iterator<Item = (&'static str, &'static BundledAgent)> {
+    BUNDLED.iter().map(|(name, agent)| (*name, agent))
+}
+
 /// The bundled agent named `name`.
 pub(crate) fn find(name: &str) -> anyhow::Result<&'static BundledAgent> {
     BUNDLED

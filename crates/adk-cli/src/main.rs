@@ -1,5 +1,6 @@
 //! `adk`, the adk-rs command line: `adk run <agent>` opens an interactive terminal session with a
-//! bundled agent (`quickstart`, `multi_agent`, `pipeline`, `confirmation`).
+//! bundled agent (`quickstart`, `multi_agent`, `pipeline`, `confirmation`); `adk web` serves them
+//! all over ADK's REST + SSE API with the adk-web dev UI, and `adk api_server` without the UI.
 //!
 //! Run it from the workspace with `cargo run -p adk-cli -- run quickstart`; `--help` lists the
 //! options.
@@ -10,6 +11,7 @@
 mod agents;
 mod args;
 mod model;
+mod serve;
 mod store;
 mod terminal;
 
@@ -39,6 +41,11 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Run(args) => terminal::run(args).await,
+        Command::Web(args) => {
+            let ui = !args.no_ui;
+            serve::serve(args, ui).await
+        }
+        Command::ApiServer(args) => serve::serve(args, false).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,7 +8,7 @@ use adk_local_model::{LocalModel, LocalModelConfig, LocalServer, TerminalProgres
 use adk_model::{GeminiModel, OpenAiModel};
 use anyhow::Context as _;
 
-use crate::args::{Provider, RunArgs};
+use crate::args::{ModelArgs, Provider};
 
 const GEMINI_KEYS: [&str; 2] = ["GOOGLE_API_KEY", "GEMINI_API_KEY"];
 const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
@@ -27,7 +27,7 @@ pub(crate) struct ChosenModel {
 }
 
 /// The model the flags and the environment ask for; the local model when none is configured.
-pub(crate) async fn choose(args: &RunArgs) -> anyhow::Result<ChosenModel> {
+pub(crate) async fn choose(args: &ModelArgs) -> anyhow::Result<ChosenModel> {
     let provider = args.provider.or_else(provider_from_env);
     let llm = match provider {
         Some(provider) => remote(provider, args)?,
@@ -68,7 +68,7 @@ async fn local() -> anyhow::Result<ChosenModel> {
 }
 
 /// A hosted or configured model of `provider`.
-fn remote(provider: Provider, args: &RunArgs) -> anyhow::Result<Arc<dyn Llm>> {
+fn remote(provider: Provider, args: &ModelArgs) -> anyhow::Result<Arc<dyn Llm>> {
     let model: Arc<dyn Llm> = match provider {
         Provider::Gemini => {
             let name = args.model.as_deref().unwrap_or(DEFAULT_GEMINI_MODEL);

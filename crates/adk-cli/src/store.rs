@@ -6,10 +6,10 @@ use adk_core::SessionService;
 use adk_session::{InMemorySessionService, PostgresSessionService, SqliteSessionService};
 use anyhow::Context as _;
 
-use crate::args::RunArgs;
+use crate::args::StoreArgs;
 
 /// The session service the flags ask for, with a line saying where sessions go.
-pub(crate) async fn open(args: &RunArgs) -> anyhow::Result<(Arc<dyn SessionService>, String)> {
+pub(crate) async fn open(args: &StoreArgs) -> anyhow::Result<(Arc<dyn SessionService>, String)> {
     if args.in_memory {
         let service = InMemorySessionService::new();
         return Ok((

@@ -27,10 +27,10 @@ const SHOWN_RESULT_CHARS: usize = 300;
 /// Runs `adk run`.
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     let bundled = agents::find(&args.agent)?;
-    let model = model::choose(&args).await?;
+    let model = model::choose(&args.model).await?;
     let model_name = model.llm.name().to_owned();
     let agent = (bundled.build)(model.llm.clone()).context("cannot build the agent")?;
-    let (sessions, location) = store::open(&args).await?;
+    let (sessions, location) = store::open(&args.store).await?;
     let runner = Runner::builder(bundled.app_name, agent)
         .session_service(sessions.clone())
         .auto_create_session(true)

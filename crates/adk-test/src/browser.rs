@@ -1,0 +1,250 @@
+//! A headless Chromium driven over the W3C WebDriver protocol (through `chromedriver`), for tests
+//! that use a real UI: open a page, type, click, wait for the DOM, take screenshots.
+//!
+//! The client is a few JSON calls over HTTP on loopback; Chromium and chromedriver come from the
+//! system (Debian's `chromium` and `chromium-driver`, which CI installs). Chromium runs with a fresh
+//! profile and with its background networking off, as this machine reaches no outside host.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+/// The W3C key of the element reference in WebDriver answers.
+const ELEMENT_KEY: &str = "element-6066-11e4-a52f-4a4b6a9b9b4b";
+
+/// Where the browser and its driver are looked for, unless `CHROME_BIN` / `CHROMEDRIVER` say.
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// A headless Chromium session; dropping it ends the session's driver (and so the browser).
+pub struct Browser {
+    http: reqwest::Client,
+    session: String,
+    driver_url: String,
+    _driver: Child,
+    _profile: tempfile::TempDir,
+}
+
+/// A reference to an element of the page.
+#[derive(Debug, Clone)]
+pub struct Element(String);
+
+impl Browser {
+    /// Starts chromedriver on a free loopback port and a headless Chromium session in a window of
+    /// `width` × `height`. Panics with what to install when the binaries are missing.
+    pub async fn start(width: u32, height: u32) -> Self {
+        let chromium = std::env::var("CHROME_BIN").unwrap_or_else(|_| CHROMIUM.to_owned());
+        let driver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| CHROMEDRIVER.to_owned());
+        for binary in [&chromium, &driver] {
+            assert!(
+                Path::new(binary).exists(),
+                "{binary} is missing: install Debian's chromium and chromium-driver \
+                 (apt-get install chromium chromium-driver), as .ci/run does"
+            );
+        }
+        let port = free_port();
+        let child = Command::new(&driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start {driver}: {error}"));
+        let driver_url = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        wait_until_ready(&http, &driver_url).await;
+        let profile = tempfile::tempdir().expect("a temporary profile directory");
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium,
+                "args": [
+                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--disable-quic", "--no-first-run", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--disable-extensions",
+                    format!("--window-size={width},{height}"),
+                    format!("--user-data-dir={}", profile.path().display()),
+                ],
+            },
+        }}});
+        let answer = call(
+            &http,
+            reqwest::Method::POST,
+            &format!("{driver_url}/session"),
+            Some(capabilities),
+        )
+        .await;
+        let session = answer["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("chromedriver gave no session: {answer}"))
+            .to_owned();
+        Self {
+            http,
+            session,
+            driver_url,
+            _driver: child,
+            _profile: profile,
+        }
+    }
+
+    async fn command(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}/session/{}{path}", self.driver_url, self.session);
+        call(&self.http, method, &url, body).await
+    }
+
+    /// Opens `url`.
+    pub async fn goto(&self, url: &str) {
+        self.command(reqwest::Method::POST, "/url", Some(json!({"url": url})))
+            .await;
+    }
+
+    /// Runs `script` (a function body; `arguments` holds `args`) in the page and returns its value.
+    pub async fn execute(&self, script: &str, args: Vec<Value>) -> Value {
+        self.command(
+            reqwest::Method::POST,
+            "/execute/sync",
+            Some(json!({"script": script, "args": args})),
+        )
+        .await
+    }
+
+    /// The first element matching the CSS `selector`, if any.
+    pub async fn find(&self, selector: &str) -> Option<Element> {
+        let found = self
+            .execute(
+                "return document.querySelector(arguments[0]);",
+                vec![json!(selector)],
+            )
+            .await;
+        found[ELEMENT_KEY].as_str().map(|id| Element(id.to_owned()))
+    }
+
+    /// Clicks `element`.
+    pub async fn click(&self, element: &Element) {
+        self.command(
+            reqwest::Method::POST,
+            &format!("/element/{}/click", element.0),
+            Some(json!({})),
+        )
+        .await;
+    }
+
+    /// Types `text` into `element` (`\u{E007}` is the Enter key).
+    pub async fn type_text(&self, element: &Element, text: &str) {
+        self.command(
+            reqwest::Method::POST,
+            &format!("/element/{}/value", element.0),
+            Some(json!({"text": text})),
+        )
+        .await;
+    }
+
+    /// The page's visible text.
+    pub async fn text(&self) -> String {
+        self.execute("return document.body.innerText;", Vec::new())
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Waits until `script` returns a truthy value, polling; panics naming `what` after
+    /// `patience` (a guard against a hang, not a performance bound), with the page's text.
+    pub async fn wait_for(&self, script: &str, what: &str, patience: Duration) -> Value {
+        let deadline = tokio::time::Instant::now() + patience;
+        loop {
+            let value = self.execute(script, Vec::new()).await;
+            if !(value.is_null() || value == json!(false) || value == json!("")) {
+                return value;
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!("waited for {what}; the page shows:\n{}", self.text().await);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Saves a PNG screenshot of the window at `path` (its folder is created).
+    pub async fn screenshot(&self, path: &Path) -> PathBuf {
+        let answer = self
+            .command(reqwest::Method::GET, "/screenshot", None)
+            .await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(answer.as_str().expect("a screenshot is base64 text"))
+            .expect("a screenshot decodes");
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(path, png).unwrap();
+        path.to_owned()
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // Ending the session closes Chromium; chromedriver is killed with its handle.
+        let url = format!("{}/session/{}", self.driver_url, self.session);
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build();
+            if let Ok(runtime) = runtime {
+                runtime.block_on(async {
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(10),
+                        reqwest::Client::new().delete(url).send(),
+                    )
+                    .await;
+                });
+            }
+        })
+        .join();
+    }
+}
+
+/// One WebDriver call; panics with the driver's error when it fails.
+async fn call(
+    http: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    body: Option<Value>,
+) -> Value {
+    let mut request = http.request(method.clone(), url);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request
+        .send()
+        .await
+        .unwrap_or_else(|error| panic!("WebDriver {method} {url}: {error}"));
+    let status = response.status();
+    let answer: Value = response.json().await.unwrap_or(Value::Null);
+    assert!(
+        status.is_success(),
+        "WebDriver {method} {url} failed ({status}): {answer}"
+    );
+    answer["value"].clone()
+}
+
+async fn wait_until_ready(http: &reqwest::Client, driver_url: &str) {
+    for _ in 0..300 {
+        if let Ok(response) = http.get(format!("{driver_url}/status")).send().await
+            && response.status().is_success()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("chromedriver did not answer at {driver_url}");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free loopback port")
+}
