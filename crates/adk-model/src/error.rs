@@ -149,47 +149,53 @@ impl Error {
         let (kind, advice) = if error.is_timeout() {
             (
                 ErrorKind::Timeout,
-                "raise the timeout with the builder's `timeout`, or check the server",
+                "raise the timeout with the builder's `timeout`, or check the server".to_owned(),
             )
         } else if error.is_connect() {
             (
                 ErrorKind::Connect,
-                "check the base URL and that the server is running and reachable",
+                "check the base URL and that the server is running and reachable".to_owned(),
             )
         } else if during == "reading" {
             (
                 ErrorKind::StreamCut,
-                "the connection broke mid-response; retry the call",
+                "the connection broke mid-response; retry the call".to_owned(),
             )
-        } else if lost_before_response(&error) {
+        } else if let Some(cause) = lost_before_response(&error) {
             (
                 ErrorKind::ConnectionClosed,
-                "the server closed the connection before answering; check that it is running and \
-                 read its log",
+                format!(
+                    "{cause}: the server closed the connection before answering; check that it \
+                     is running and read its log"
+                ),
             )
         } else {
-            (ErrorKind::Transport, "check the base URL and the network")
+            (
+                ErrorKind::Transport,
+                "check the base URL and the network".to_owned(),
+            )
         };
         Self::new(kind, format!("{during} {url} failed: {error}; {advice}")).with_source(error)
     }
 }
 
-/// Whether a send failed because its connection went away before a response head arrived, read
-/// from the typed errors of reqwest's source chain: hyper's incomplete message (the server closed
-/// the connection after the request was written, as it does with an idle keep-alive connection the
-/// client reuses at that moment), a request hyper dropped or could not hand to a closed connection,
-/// or the connection reset, aborted or ended while the request was written or the answer awaited.
+/// The cause, when a send failed because its connection went away before a response head
+/// arrived, read from the typed errors of reqwest's source chain: hyper's incomplete message (the
+/// server closed the connection after the request was written, as it does with an idle keep-alive
+/// connection the client reuses at that moment), a request hyper dropped or could not hand to a
+/// closed connection, or the connection reset, aborted or ended while the request was written or
+/// the answer awaited.
 ///
 /// hyper reports a response head cut half-way as the same incomplete message; a head that did not
-/// arrive whole is no response, so that case is retried too.
-fn lost_before_response(error: &reqwest::Error) -> bool {
+/// arrive whole is no response, so that case counts too.
+fn lost_before_response(error: &reqwest::Error) -> Option<&(dyn std::error::Error + 'static)> {
     use std::error::Error as _;
     let mut source = error.source();
     while let Some(cause) = source {
         if let Some(hyper) = cause.downcast_ref::<hyper::Error>()
             && (hyper.is_incomplete_message() || hyper.is_canceled() || hyper.is_closed())
         {
-            return true;
+            return Some(cause);
         }
         if let Some(io) = cause.downcast_ref::<std::io::Error>()
             && matches!(
@@ -200,11 +206,11 @@ fn lost_before_response(error: &reqwest::Error) -> bool {
                     | std::io::ErrorKind::UnexpectedEof
             )
         {
-            return true;
+            return Some(cause);
         }
         source = cause.source();
     }
-    false
+    None
 }
 
 impl From<Error> for adk_core::Error {

@@ -18,10 +18,10 @@ pub(crate) struct HttpSettings {
     pub(crate) retry: RetryPolicy,
 }
 
-/// How long an idle connection stays in the pool by default: below the 5 s after which llama.cpp,
-/// vLLM, Ollama and uvicorn close an idle keep-alive connection, so that the client never reuses
-/// a connection the server is closing.
-pub(crate) const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
+/// How long an idle connection stays in the pool by default: below the 5 s after which llama.cpp's
+/// server and uvicorn (so vLLM) close an idle keep-alive connection, so that the client does not
+/// reuse a connection the server is closing.
+const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
 
 impl Default for HttpSettings {
     fn default() -> Self {
@@ -55,9 +55,9 @@ macro_rules! http_builder_methods {
             /// Sets how long an idle connection is kept for the next call (default 4 s); `None`
             /// keeps it until the server closes it.
             ///
-            /// Keep it below the server's keep-alive timeout (5 s for llama.cpp, vLLM, Ollama and
-            /// uvicorn): a connection the server closes just as a call reuses it fails that call's
-            /// attempt, which is then retried.
+            /// Keep it below the server's keep-alive timeout (5 s for llama.cpp's server and for
+            /// uvicorn, so vLLM): a connection the server closes just as a call reuses it fails
+            /// that call's attempt, which is then retried.
             pub fn pool_idle_timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
                 self.http.pool_idle_timeout = timeout;
                 self
