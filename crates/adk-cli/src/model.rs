@@ -20,9 +20,15 @@ pub(crate) const NOTHING_CONFIGURED: &str = "no model is configured. Set GOOGLE_
     OpenAI-compatible server (llama.cpp, vLLM, Ollama, OpenRouter); pick the model with --model \
     or ADK_MODEL; or drop --no-local-model to use the local SmolLM2 model";
 
+/// How many times an agent may run one tool with the same arguments in one turn on the local
+/// model: SmolLM2 may call a tool again after each answer instead of answering the user.
+const LOCAL_MAX_REPEATED_TOOL_CALLS: u32 = 2;
+
 /// The model a session talks to, and the local server that serves it, if any (stopped on drop).
 pub(crate) struct ChosenModel {
     pub(crate) llm: Arc<dyn Llm>,
+    /// The loop guard the run config sets for this model (`RunConfig::max_repeated_tool_calls`).
+    pub(crate) max_repeated_tool_calls: Option<u32>,
     _local_server: Option<LocalServer>,
 }
 
@@ -36,13 +42,15 @@ pub(crate) async fn choose(args: &ModelArgs) -> anyhow::Result<ChosenModel> {
     };
     Ok(ChosenModel {
         llm,
+        max_repeated_tool_calls: None,
         _local_server: None,
     })
 }
 
 /// Starts the local model: downloads and builds it on first use, then serves it on loopback and
 /// talks to it through the OpenAI-compatible adapter with prompted tool calling (SmolLM2 has no
-/// native tool calls; the server constrains its answers to a JSON schema instead).
+/// native tool calls; the server constrains its answers to a JSON schema instead), with the loop
+/// guard on.
 async fn local() -> anyhow::Result<ChosenModel> {
     eprintln!(
         "no GOOGLE_API_KEY/OPENAI_API_KEY set: using the local SmolLM2 model; \
@@ -63,6 +71,7 @@ async fn local() -> anyhow::Result<ChosenModel> {
         .build()?;
     Ok(ChosenModel {
         llm: Arc::new(llm),
+        max_repeated_tool_calls: Some(LOCAL_MAX_REPEATED_TOOL_CALLS),
         _local_server: Some(server),
     })
 }

@@ -42,15 +42,19 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     );
     println!("Type a message and press Enter; an empty line or Ctrl-D ends the session.");
 
+    let mut config = RunConfig::default().with_streaming_mode(if args.no_stream {
+        StreamingMode::None
+    } else {
+        StreamingMode::Sse
+    });
+    if let Some(limit) = model.max_repeated_tool_calls {
+        config = config.with_max_repeated_tool_calls(limit);
+    }
     let mut session = Session {
         runner,
         user_id: args.user.clone(),
         session_id,
-        config: RunConfig::default().with_streaming_mode(if args.no_stream {
-            StreamingMode::None
-        } else {
-            StreamingMode::Sse
-        }),
+        config,
         input: BufReader::new(tokio::io::stdin()).lines(),
         interactive: std::io::stdout().is_terminal(),
     };

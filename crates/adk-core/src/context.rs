@@ -52,6 +52,10 @@ pub struct RunConfig {
     pub custom_metadata: Map<String, Value>,
     /// Save inline bytes of the user's message as artifacts instead of sending them in history.
     pub save_input_blobs_as_artifacts: bool,
+    /// For every agent of the run that sets no limit of its own: how many times one agent may run
+    /// one tool with the same arguments in one invocation; later calls are answered with an error
+    /// instead of running the tool. `None` (the default) means no limit.
+    pub max_repeated_tool_calls: Option<u32>,
 }
 
 impl Default for RunConfig {
@@ -61,6 +65,7 @@ impl Default for RunConfig {
             max_llm_calls: 500,
             custom_metadata: Map::new(),
             save_input_blobs_as_artifacts: false,
+            max_repeated_tool_calls: None,
         }
     }
 }
@@ -75,6 +80,13 @@ impl RunConfig {
     /// Sets the model-call limit.
     pub fn with_max_llm_calls(mut self, limit: u32) -> Self {
         self.max_llm_calls = limit;
+        self
+    }
+
+    /// Sets how many times an agent may run one tool with the same arguments in one invocation
+    /// (at least 1), for agents that set no limit of their own.
+    pub fn with_max_repeated_tool_calls(mut self, limit: u32) -> Self {
+        self.max_repeated_tool_calls = Some(limit.max(1));
         self
     }
 }

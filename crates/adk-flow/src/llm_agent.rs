@@ -75,6 +75,7 @@ pub struct LlmAgent {
     pub(crate) disallow_transfer_to_peers: bool,
     pub(crate) planner: Option<Arc<dyn Planner>>,
     pub(crate) code_executor: Option<Arc<dyn CodeExecutor>>,
+    pub(crate) max_repeated_tool_calls: Option<u32>,
     pub(crate) callbacks: Callbacks,
 }
 
@@ -98,6 +99,7 @@ impl LlmAgent {
                 disallow_transfer_to_peers: false,
                 planner: None,
                 code_executor: None,
+                max_repeated_tool_calls: None,
                 callbacks: Callbacks::default(),
             },
         }
@@ -338,6 +340,16 @@ impl LlmAgentBuilder {
     /// Runs code the model writes.
     pub fn code_executor(mut self, executor: Arc<dyn CodeExecutor>) -> Self {
         self.agent.code_executor = Some(executor);
+        self
+    }
+
+    /// Guards against a model that loops: the agent runs a tool with the same arguments at most
+    /// `limit` times (at least 1) in one invocation, and answers every later such call with an
+    /// error function response saying so, without running the tool. Off by default; when unset,
+    /// [`RunConfig::max_repeated_tool_calls`](adk_core::RunConfig::max_repeated_tool_calls)
+    /// applies. Meant for weak models, which may call a tool again after each answer.
+    pub fn max_repeated_tool_calls(mut self, limit: u32) -> Self {
+        self.agent.max_repeated_tool_calls = Some(limit.max(1));
         self
     }
 

@@ -4,6 +4,7 @@
 mod support;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use adk_core::{
     Agent, Content, Error, ErrorKind, LlmResponse, Part, RunConfig, Session, SessionKey,
@@ -22,6 +23,17 @@ fn check(run: &AgentRun, expected: Expect) {
 
 async fn run(agent: impl Agent, message: &str) -> AgentRun {
     AgentRun::new(Arc::new(agent), message).await
+}
+
+/// Runs `agent` on `message` in a new session with `config`.
+async fn run_with(agent: impl Agent, message: &str, config: RunConfig) -> AgentRun {
+    AgentRun::on_session(
+        Arc::new(agent),
+        Session::new(SessionKey::new("app", "u", "s")),
+        Content::user(message),
+        config,
+    )
+    .await
 }
 
 /// The system instruction and the contents of the model's `n`th request, as text.
@@ -450,10 +462,9 @@ async fn include_contents_none_sends_only_the_current_turn() {
 #[tokio::test]
 async fn streaming_yields_partial_events_then_the_aggregate() {
     let model = ScriptedModel::new("scripted").then_text_stream(&["It is ", "sunny."]);
-    let run = AgentRun::on_session(
-        Arc::new(agent("streamer", &model).build().unwrap()),
-        Session::new(SessionKey::new("app", "u", "s")),
-        Content::user("weather?"),
+    let run = run_with(
+        agent("streamer", &model).build().unwrap(),
+        "weather?",
         RunConfig::default().with_streaming_mode(StreamingMode::Sse),
     )
     .await;
@@ -544,15 +555,12 @@ async fn the_llm_call_limit_ends_the_run_with_a_typed_error() {
     let model = ScriptedModel::new("scripted")
         .then_call("get_weather", json!({"city": "Paris"}))
         .then_call("get_weather", json!({"city": "Oslo"}));
-    let run = AgentRun::on_session(
-        Arc::new(
-            agent("weather", &model)
-                .tool(weather_tool())
-                .build()
-                .unwrap(),
-        ),
-        Session::new(SessionKey::new("app", "u", "s")),
-        Content::user("q"),
+    let run = run_with(
+        agent("weather", &model)
+            .tool(weather_tool())
+            .build()
+            .unwrap(),
+        "q",
         RunConfig::default().with_max_llm_calls(1),
     )
     .await;
@@ -616,4 +624,89 @@ async fn agent_names_and_tool_names_are_validated() {
     );
     let custom = CustomAgent::builder("1st", |_| futures::stream::empty().boxed()).build();
     assert!(custom.is_err());
+}
+
+/// A `get_weather` that counts its runs in `runs`.
+fn counted_weather_tool(runs: &Arc<AtomicUsize>) -> Arc<dyn adk_tool::Tool> {
+    let runs = runs.clone();
+    tool("get_weather", move |_, args| {
+        runs.fetch_add(1, Ordering::SeqCst);
+        Ok(json!({"weather": "rainy", "city": args["city"]}))
+    })
+}
+
+/// A model that asks for the weather in Tokyo three times, then in Paris, then answers.
+fn looping_model() -> ScriptedModel {
+    ScriptedModel::new("scripted")
+        .then_call("get_weather", json!({"city": "Tokyo"}))
+        .then_call("get_weather", json!({"city": "Tokyo"}))
+        .then_call("get_weather", json!({"city": "Tokyo"}))
+        .then_call("get_weather", json!({"city": "Paris"}))
+        .then_text("Rainy in Tokyo and Paris.")
+}
+
+#[tokio::test]
+async fn a_call_repeated_with_the_same_arguments_past_the_limit_is_refused() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let guarded = agent("weather", &looping_model())
+        .tool(counted_weather_tool(&runs))
+        .max_repeated_tool_calls(2)
+        .build()
+        .unwrap();
+    // The agent's own limit wins over the run's.
+    let config = RunConfig::default().with_max_repeated_tool_calls(1);
+    check(
+        &run_with(guarded, "Weather in Tokyo?", config).await,
+        expect![[r#"
+        weather: call get_weather {"city":"Tokyo"}
+        weather: response get_weather {"city":"Tokyo","weather":"rainy"}
+        weather: call get_weather {"city":"Tokyo"}
+        weather: response get_weather {"city":"Tokyo","weather":"rainy"}
+        weather: call get_weather {"city":"Tokyo"}
+        weather: response get_weather {"error":"tool 'get_weather' was not run: it already ran 2 times with these arguments in this turn, the most allowed. Use the results it gave to answer the user, or call a tool with different arguments."}
+        weather: call get_weather {"city":"Paris"}
+        weather: response get_weather {"city":"Paris","weather":"rainy"}
+        weather: "Rainy in Tokyo and Paris."
+    "#]],
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 3, "Tokyo twice, Paris once");
+
+    // Off by default: every call runs.
+    let runs = Arc::new(AtomicUsize::new(0));
+    let unguarded = agent("weather", &looping_model())
+        .tool(counted_weather_tool(&runs))
+        .build()
+        .unwrap();
+    let run = run(unguarded, "Weather in Tokyo?").await;
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(runs.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test]
+async fn the_run_config_limit_guards_agents_without_their_own_and_parallel_calls() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new("scripted")
+        .then_calls(&[
+            ("get_weather", json!({"city": "Tokyo"})),
+            ("get_weather", json!({"city": "Tokyo"})),
+        ])
+        .then_text("Rainy in Tokyo.");
+    let run = run_with(
+        agent("weather", &model)
+            .tool(counted_weather_tool(&runs))
+            .build()
+            .unwrap(),
+        "Tokyo?",
+        RunConfig::default().with_max_repeated_tool_calls(1),
+    )
+    .await;
+    check(
+        &run,
+        expect![[r#"
+        weather: call get_weather {"city":"Tokyo"} call get_weather {"city":"Tokyo"}
+        weather: response get_weather {"city":"Tokyo","weather":"rainy"} response get_weather {"error":"tool 'get_weather' was not run: it already ran once with these arguments in this turn, the most allowed. Use the results it gave to answer the user, or call a tool with different arguments."}
+        weather: "Rainy in Tokyo."
+    "#]],
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
 }

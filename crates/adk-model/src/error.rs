@@ -25,6 +25,10 @@ pub enum ErrorKind {
     Timeout,
     /// The server could not be reached.
     Connect,
+    /// The connection closed or was reset after the request was sent and before a response
+    /// arrived: typically a pooled keep-alive connection that the server closed, idle, just as the
+    /// client reused it. The server answered nothing, so the call is retried.
+    ConnectionClosed,
     /// The response stream ended or broke before the model finished.
     StreamCut,
     /// The adapter is set up wrong, or the request asks for something the provider cannot do.
@@ -130,10 +134,11 @@ impl Error {
         self.retry_after
     }
 
-    /// Whether the call may succeed when sent again: connect errors, 408, 429 and 5xx.
+    /// Whether the call may succeed when sent again: connect errors, a connection closed before
+    /// any response arrived, 408, 429 and 5xx.
     pub fn is_retryable(&self) -> bool {
         match self.kind {
-            ErrorKind::Connect => true,
+            ErrorKind::Connect | ErrorKind::ConnectionClosed => true,
             ErrorKind::Http { status } => status == 408 || status == 429 || status >= 500,
             _ => false,
         }
@@ -144,23 +149,68 @@ impl Error {
         let (kind, advice) = if error.is_timeout() {
             (
                 ErrorKind::Timeout,
-                "raise the timeout with the builder's `timeout`, or check the server",
+                "raise the timeout with the builder's `timeout`, or check the server".to_owned(),
             )
         } else if error.is_connect() {
             (
                 ErrorKind::Connect,
-                "check the base URL and that the server is running and reachable",
+                "check the base URL and that the server is running and reachable".to_owned(),
             )
         } else if during == "reading" {
             (
                 ErrorKind::StreamCut,
-                "the connection broke mid-response; retry the call",
+                "the connection broke mid-response; retry the call".to_owned(),
+            )
+        } else if let Some(cause) = lost_before_response(&error) {
+            (
+                ErrorKind::ConnectionClosed,
+                format!(
+                    "{cause}: the server closed the connection before answering; check that it \
+                     is running and read its log"
+                ),
             )
         } else {
-            (ErrorKind::Transport, "check the base URL and the network")
+            (
+                ErrorKind::Transport,
+                "check the base URL and the network".to_owned(),
+            )
         };
         Self::new(kind, format!("{during} {url} failed: {error}; {advice}")).with_source(error)
     }
+}
+
+/// The cause, when a send failed because its connection went away before a response head
+/// arrived, read from the typed errors of reqwest's source chain: hyper's incomplete message (the
+/// server closed the connection after the request was written, as it does with an idle keep-alive
+/// connection the client reuses at that moment), a request hyper dropped or could not hand to a
+/// closed connection, or the connection reset, aborted or ended while the request was written or
+/// the answer awaited.
+///
+/// hyper reports a response head cut half-way as the same incomplete message; a head that did not
+/// arrive whole is no response, so that case counts too.
+fn lost_before_response(error: &reqwest::Error) -> Option<&(dyn std::error::Error + 'static)> {
+    use std::error::Error as _;
+    let mut source = error.source();
+    while let Some(cause) = source {
+        if let Some(hyper) = cause.downcast_ref::<hyper::Error>()
+            && (hyper.is_incomplete_message() || hyper.is_canceled() || hyper.is_closed())
+        {
+            return Some(cause);
+        }
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            )
+        {
+            return Some(cause);
+        }
+        source = cause.source();
+    }
+    None
 }
 
 impl From<Error> for adk_core::Error {
@@ -190,9 +240,11 @@ mod tests {
     }
 
     #[test]
-    fn only_connect_408_429_and_5xx_are_retryable() {
+    fn only_connect_closed_connection_408_429_and_5xx_are_retryable() {
         for (kind, retryable) in [
             (ErrorKind::Connect, true),
+            (ErrorKind::ConnectionClosed, true),
+            (ErrorKind::Transport, false),
             (ErrorKind::Http { status: 408 }, true),
             (ErrorKind::Http { status: 503 }, true),
             (ErrorKind::Http { status: 400 }, false),

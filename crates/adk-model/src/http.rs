@@ -1,5 +1,6 @@
-//! The HTTP transport both adapters share: a reqwest client with `TCP_NODELAY`, a per-request
-//! timeout, retries, and provider error envelopes turned into typed errors.
+//! The HTTP transport both adapters share: a reqwest client with `TCP_NODELAY` and a pool that
+//! drops idle connections before servers do, a per-request timeout, retries, and provider error
+//! envelopes turned into typed errors.
 
 use std::time::Duration;
 
@@ -13,18 +14,64 @@ use crate::retry::RetryPolicy;
 pub(crate) struct HttpSettings {
     pub(crate) timeout: Option<Duration>,
     pub(crate) connect_timeout: Duration,
+    pub(crate) pool_idle_timeout: Option<Duration>,
     pub(crate) retry: RetryPolicy,
 }
+
+/// How long an idle connection stays in the pool by default: below the 5 s after which llama.cpp's
+/// server and uvicorn (so vLLM) close an idle keep-alive connection, so that the client does not
+/// reuse a connection the server is closing.
+const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
 
 impl Default for HttpSettings {
     fn default() -> Self {
         Self {
             timeout: Some(Duration::from_secs(600)),
             connect_timeout: Duration::from_secs(10),
+            pool_idle_timeout: Some(DEFAULT_POOL_IDLE_TIMEOUT),
             retry: RetryPolicy::default(),
         }
     }
 }
+
+/// The transport setters of an adapter's builder (a struct with an `http: HttpSettings` field),
+/// written once so that both adapters take the same settings with the same documentation.
+macro_rules! http_builder_methods {
+    ($builder:ty) => {
+        impl $builder {
+            /// Sets the deadline of one attempt, from connecting to the end of the response body
+            /// (default 10 minutes); `None` waits for ever.
+            pub fn timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
+                self.http.timeout = timeout;
+                self
+            }
+
+            /// Sets how long connecting may take (default 10 s).
+            pub fn connect_timeout(mut self, timeout: std::time::Duration) -> Self {
+                self.http.connect_timeout = timeout;
+                self
+            }
+
+            /// Sets how long an idle connection is kept for the next call (default 4 s); `None`
+            /// keeps it until the server closes it.
+            ///
+            /// Keep it below the server's keep-alive timeout (5 s for llama.cpp's server and for
+            /// uvicorn, so vLLM): a connection the server closes just as a call reuses it fails
+            /// that call's attempt, which is then retried.
+            pub fn pool_idle_timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
+                self.http.pool_idle_timeout = timeout;
+                self
+            }
+
+            /// Sets the retry policy (default [`RetryPolicy::default`](crate::RetryPolicy::default)).
+            pub fn retry(mut self, policy: $crate::RetryPolicy) -> Self {
+                self.http.retry = policy;
+                self
+            }
+        }
+    };
+}
+pub(crate) use http_builder_methods;
 
 /// A reqwest client plus the retry policy and timeout.
 #[derive(Debug, Clone)]
@@ -39,6 +86,7 @@ impl Transport {
             // Without TCP_NODELAY the first small SSE write stalls ~40 ms behind Nagle's algorithm.
             .tcp_nodelay(true)
             .connect_timeout(settings.connect_timeout)
+            .pool_idle_timeout(settings.pool_idle_timeout)
             .build()
             .map_err(|error| {
                 Error::config(format!(

@@ -6,7 +6,8 @@
 //! | `gemini` | [`GeminiModel`] | generativelanguage `models/{m}:generateContent` and `:streamGenerateContent?alt=sse` |
 //! | `openai` | [`OpenAiModel`] | Chat Completions `POST {base}/chat/completions`, also for vLLM, llama.cpp, Ollama, OpenRouter |
 //!
-//! Both share one transport ([`RetryPolicy`], a per-request timeout, `TCP_NODELAY`) and one error
+//! Both share one transport ([`RetryPolicy`], a per-request timeout, `TCP_NODELAY`, a connection
+//! pool that drops idle connections after 4 s, before common servers close them) and one error
 //! type ([`Error`], converted into an [`adk_core::Error`] of kind `Model` at the `Llm` boundary with
 //! this error as its source, so callers can downcast to read the HTTP status and body).
 //!

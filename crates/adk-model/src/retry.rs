@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-/// How failed calls are retried. Only connect errors, 408, 429 and 5xx are retried, and never once
-/// a response stream has yielded data.
+/// How failed calls are retried. Only connect errors, a connection closed before any response
+/// arrived (a keep-alive connection the server closed as it was reused), 408, 429 and 5xx are
+/// retried, and never once a response has been accepted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
     max_attempts: u32,

@@ -106,8 +106,10 @@ fn function_response_of(part: &Part) -> Option<&Map<String, Value>> {
 }
 
 /// Runs one call: before-tool hooks, the tool (a failure or a panic becomes an error result, which
-/// on-tool-error hooks may replace), then after-tool hooks; at each hook plugins run first. Returns the response part
-/// (none for a long-running tool that gave no result yet) and the actions the tool recorded.
+/// on-tool-error hooks may replace), then after-tool hooks; at each hook plugins run first. A call
+/// of an unknown tool, or one repeated past the agent's limit, is answered with an error without
+/// any of that. Returns the response part (none for a long-running tool that gave no result yet)
+/// and the actions the tool recorded.
 async fn run_call(
     step: &Step,
     call: &FunctionCall,
@@ -118,6 +120,9 @@ async fn run_call(
         let response = tool_not_found(&call.name, &step.tools);
         return Ok((Some(response_part(call, response)), EventActions::default()));
     };
+    if let Some(response) = super::repeated_calls::refusal(step, call) {
+        return Ok((Some(response_part(call, response)), EventActions::default()));
+    }
     let tool_ctx = Arc::new(FlowToolContext::new(
         step.ctx.clone(),
         call.id.clone(),

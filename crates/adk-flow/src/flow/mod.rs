@@ -7,6 +7,7 @@
 
 mod function_calls;
 mod model_call;
+mod repeated_calls;
 mod tool_context;
 
 use std::collections::HashMap;

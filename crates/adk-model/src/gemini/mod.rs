@@ -6,15 +6,13 @@ mod response;
 mod stream;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use adk_core::{Llm, LlmRequest, LlmResponseStream};
 use futures::StreamExt as _;
 use reqwest::header::{HeaderMap, HeaderValue};
 
 use crate::error::Error;
-use crate::http::{HttpSettings, Transport};
-use crate::retry::RetryPolicy;
+use crate::http::{HttpSettings, Transport, http_builder_methods};
 use crate::secret::ApiKey;
 
 /// The default base URL, up to and including the API version.
@@ -74,6 +72,8 @@ pub struct GeminiBuilder {
     http: HttpSettings,
 }
 
+http_builder_methods!(GeminiBuilder);
+
 impl GeminiBuilder {
     /// Sets the API key; without it `build` reads `GOOGLE_API_KEY`, then `GEMINI_API_KEY`.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
@@ -85,25 +85,6 @@ impl GeminiBuilder {
     /// (default `https://generativelanguage.googleapis.com/v1beta`).
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
         self.base_url = url.into().trim_end_matches('/').to_owned();
-        self
-    }
-
-    /// Sets the deadline of one attempt, from connecting to the end of the response body
-    /// (default 10 minutes); `None` waits for ever.
-    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.http.timeout = timeout;
-        self
-    }
-
-    /// Sets how long connecting may take (default 10 s).
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.http.connect_timeout = timeout;
-        self
-    }
-
-    /// Sets the retry policy (default [`RetryPolicy::default`]).
-    pub fn retry(mut self, policy: RetryPolicy) -> Self {
-        self.http.retry = policy;
         self
     }
 

@@ -9,15 +9,13 @@ mod response;
 mod stream;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use adk_core::{Llm, LlmRequest, LlmResponseStream};
 use futures::StreamExt as _;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::error::Error;
-use crate::http::{HttpSettings, Transport};
-use crate::retry::RetryPolicy;
+use crate::http::{HttpSettings, Transport, http_builder_methods};
 use crate::secret::ApiKey;
 
 pub use response::RAW_ARGUMENTS_KEY;
@@ -83,6 +81,8 @@ pub struct OpenAiBuilder {
     http: HttpSettings,
 }
 
+http_builder_methods!(OpenAiBuilder);
+
 impl OpenAiBuilder {
     /// Sets the API key, sent as `Authorization: Bearer`; without it `build` reads
     /// `OPENAI_API_KEY`. A server at another base URL may need none.
@@ -129,25 +129,6 @@ impl OpenAiBuilder {
     /// Sends a response schema with `"strict": true` (default `false`).
     pub fn strict_response_schema(mut self, strict: bool) -> Self {
         self.options.strict_response_schema = strict;
-        self
-    }
-
-    /// Sets the deadline of one attempt, from connecting to the end of the response body
-    /// (default 10 minutes); `None` waits for ever.
-    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.http.timeout = timeout;
-        self
-    }
-
-    /// Sets how long connecting may take (default 10 s).
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.http.connect_timeout = timeout;
-        self
-    }
-
-    /// Sets the retry policy (default [`RetryPolicy::default`]).
-    pub fn retry(mut self, policy: RetryPolicy) -> Self {
-        self.http.retry = policy;
         self
     }
 
