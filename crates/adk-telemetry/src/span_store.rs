@@ -22,7 +22,7 @@
 //! assert_eq!(spans[0].parent_span_id, Some(spans[1].span_id));
 //! ```
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -37,7 +37,9 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::attributes::{ADK_EVENT_ID, ADK_SESSION_ID, GEN_AI_CONVERSATION_ID};
+use crate::attributes::{
+    ADK_EVENT_ID, ADK_SESSION_ID, GEN_AI_CONVERSATION_ID, GEN_AI_RESPONSE_FINISH_REASONS,
+};
 
 /// The spans a debug view asks for by event: those that record the event they produced.
 const EVENT_SPAN_NAMES: [&str; 3] = ["call_llm", "generate_content", "execute_tool"];
@@ -117,8 +119,12 @@ impl SpanStore {
         self.len() == 0
     }
 
-    /// Every kept span of the traces that touched session `session_id`, newest first within the
-    /// store's order of closing (a child closes before its parent).
+    /// Every kept span of the traces that touched session `session_id`, in the store's order of
+    /// closing (a child closes before its parent).
+    ///
+    /// A `generate_content` span gets the `gcp.vertex.agent.event_id` of its `call_llm` parent
+    /// when it has none of its own: the model call ends before its answer becomes an event, and
+    /// the dev UI reads the event of a model call from that attribute.
     pub fn session_spans(&self, session_id: &str) -> Vec<RecordedSpan> {
         let ring = self.inner.lock();
         let traces: HashSet<u64> = ring
@@ -127,11 +133,32 @@ impl SpanStore {
             .filter(|span| span.session_id() == Some(session_id))
             .map(|span| span.trace_id)
             .collect();
-        ring.spans
+        let mut spans: Vec<RecordedSpan> = ring
+            .spans
             .iter()
             .filter(|span| traces.contains(&span.trace_id))
             .cloned()
-            .collect()
+            .collect();
+        drop(ring);
+        let step_events: HashMap<u64, Value> = spans
+            .iter()
+            .filter_map(|span| Some((span.span_id, span.attributes.get(ADK_EVENT_ID)?.clone())))
+            .collect();
+        for span in &mut spans {
+            if span.attributes.contains_key(ADK_EVENT_ID)
+                || !span.name.starts_with("generate_content")
+            {
+                continue;
+            }
+            if let Some(event_id) = span
+                .parent_span_id
+                .and_then(|parent| step_events.get(&parent))
+            {
+                span.attributes
+                    .insert(ADK_EVENT_ID.to_owned(), event_id.clone());
+            }
+        }
+        spans
     }
 
     /// The attributes of the most recent `call_llm`, `generate_content` or `execute_tool` span that
@@ -264,6 +291,15 @@ impl FieldVisitor {
             if let Value::String(text) = value {
                 self.otel_name = Some(text);
             }
+        } else if name == GEN_AI_RESPONSE_FINISH_REASONS {
+            // The semantic conventions make this an array, which a `tracing` field cannot hold;
+            // the dev UI refuses a whole trace whose finish reasons are not one.
+            let reasons = match value {
+                Value::Array(reasons) => reasons,
+                reason => vec![reason],
+            };
+            self.attributes
+                .insert(name.to_owned(), Value::Array(reasons));
         } else if !name.starts_with("otel.") {
             self.attributes.insert(name.to_owned(), value);
         }
@@ -371,5 +407,41 @@ mod tests {
         assert_eq!(attributes["gcp.vertex.agent.event_id"], "ev-1");
         assert_eq!(attributes["span_id"], spans[1].span_id);
         assert_eq!(store.event_attributes("ev-2"), None);
+    }
+
+    #[test]
+    fn a_model_call_is_shown_with_its_steps_event_and_its_finish_reasons_as_a_list() {
+        let store = SpanStore::new(100);
+        record(&store, || {
+            let invocation = tracing::info_span!(target: "adk_test", "invocation", "gen_ai.conversation.id" = "s-1");
+            invocation.in_scope(|| {
+                let step = tracing::info_span!(
+                    target: "adk_test",
+                    "call_llm",
+                    "gcp.vertex.agent.event_id" = tracing::field::Empty,
+                );
+                step.in_scope(|| {
+                    let call = tracing::info_span!(
+                        target: "adk_test",
+                        "generate_content",
+                        "otel.name" = "generate_content scripted",
+                        "gen_ai.response.finish_reasons" = tracing::field::Empty,
+                    );
+                    call.record("gen_ai.response.finish_reasons", "stop");
+                    drop(call);
+                });
+                step.record("gcp.vertex.agent.event_id", "ev-1");
+            });
+        });
+        let spans = store.session_spans("s-1");
+        let call = spans
+            .iter()
+            .find(|span| span.name == "generate_content scripted")
+            .unwrap();
+        assert_eq!(call.attributes["gcp.vertex.agent.event_id"], "ev-1");
+        assert_eq!(
+            call.attributes["gen_ai.response.finish_reasons"],
+            serde_json::json!(["stop"])
+        );
     }
 }

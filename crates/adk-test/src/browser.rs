@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
 /// The W3C key of the element reference in WebDriver answers.
-const ELEMENT_KEY: &str = "element-6066-11e4-a52f-4a4b6a9b9b4b";
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// Where the browser and its driver are looked for, unless `CHROME_BIN` / `CHROMEDRIVER` say.
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -114,13 +114,21 @@ impl Browser {
 
     /// The first element matching the CSS `selector`, if any.
     pub async fn find(&self, selector: &str) -> Option<Element> {
-        let found = self
-            .execute(
-                "return document.querySelector(arguments[0]);",
-                vec![json!(selector)],
-            )
-            .await;
-        found[ELEMENT_KEY].as_str().map(|id| Element(id.to_owned()))
+        let url = format!("{}/session/{}/element", self.driver_url, self.session);
+        let response = self
+            .http
+            .post(url)
+            .json(&json!({"using": "css selector", "value": selector}))
+            .send()
+            .await
+            .expect("chromedriver answers");
+        if !response.status().is_success() {
+            return None;
+        }
+        let answer: Value = response.json().await.expect("a WebDriver answer is JSON");
+        answer["value"][ELEMENT_KEY]
+            .as_str()
+            .map(|id| Element(id.to_owned()))
     }
 
     /// Clicks `element`.

@@ -34,7 +34,9 @@ pub(super) fn router(dir: Option<&Path>) -> Router<Arc<ServerState>> {
 async fn runtime_config() -> impl IntoResponse {
     (
         [(CACHE_CONTROL, "no-store")],
-        axum::Json(json!({"backendUrl": ""})),
+        // adk-rs sends no usage data anywhere: the UI is told the user declined, so it neither asks
+        // nor loads analytics.
+        axum::Json(json!({"backendUrl": "", "telemetry": false})),
     )
 }
 

@@ -1,0 +1,142 @@
+//! The real adk-web dev UI in a real browser: headless Chromium, driven over WebDriver, opens
+//! `/dev-ui/`, chooses the app, sends a message, sees the tool call and the answer, opens the event
+//! and trace panels. Screenshots go to the test's output folder; the assertions read the DOM.
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use adk_core::{Content, FinishReason, LlmResponse};
+use adk_server::{ServerConfig, dev_ui};
+use adk_test::ScriptedModel;
+use adk_test::browser::Browser;
+use serde_json::json;
+use support::{APP, TestServer};
+
+/// How long the UI may take to show something before the test gives up (a guard against hangs).
+const PATIENCE: Duration = Duration::from_secs(120);
+
+fn screenshots() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("adk-server-browser")
+}
+
+/// `document.body.innerText` contains `text`.
+fn page_shows(text: &str) -> String {
+    format!("return document.body.innerText.includes({});", json!(text))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dev_ui_chats_with_an_agent_and_shows_its_events_and_trace() {
+    let dir = dev_ui::default_dir().expect("a user cache directory");
+    let dir = dev_ui::fetch(&dir).await.expect("the dev UI is fetched");
+    let mut answer = LlmResponse::new(Content::model("It is sunny in Paris."));
+    answer.finish_reason = Some(FinishReason::Stop);
+    answer.turn_complete = Some(true);
+    let model = ScriptedModel::new("scripted")
+        .then_call("get_weather", json!({"city": "Paris"}))
+        .then(answer);
+    let server = TestServer::start_with(model, ServerConfig::default().dev_ui_dir(dir)).await;
+    let browser = Browser::start(1400, 900).await;
+
+    browser
+        .goto(&server.url(&format!("/dev-ui/?app={APP}")))
+        .await;
+    browser
+        .wait_for(
+            "return document.querySelector('textarea.chat-input-box');",
+            "the message box",
+            PATIENCE,
+        )
+        .await;
+    browser
+        .screenshot(&screenshots().join("1-opened.png"))
+        .await;
+    let input = browser.find("textarea.chat-input-box").await.unwrap();
+    browser
+        .type_text(&input, "What is the weather in Paris?")
+        .await;
+    browser.type_text(&input, "\u{E007}").await;
+    browser
+        .wait_for(&page_shows("It is sunny in Paris."), "the answer", PATIENCE)
+        .await;
+    let text = browser.text().await;
+    assert!(text.contains("What is the weather in Paris?"), "{text}");
+    assert!(
+        text.contains("get_weather"),
+        "the tool call is shown: {text}"
+    );
+    browser
+        .screenshot(&screenshots().join("2-answered.png"))
+        .await;
+
+    // The events panel: the function-call event's details.
+    click_text(&browser, "#2").await;
+    browser
+        .wait_for(
+            &page_shows("Event 2 of 4"),
+            "the call event's details",
+            PATIENCE,
+        )
+        .await;
+    let text = browser.text().await;
+    assert!(text.contains("Function Calls"), "{text}");
+    assert!(text.contains("weather_agent"), "{text}");
+    browser.screenshot(&screenshots().join("3-event.png")).await;
+
+    // The trace panel: the invocation's spans from the server's span store.
+    click_text(&browser, "Traces").await;
+    browser
+        .wait_for(
+            &page_shows("generate_content scripted"),
+            "the trace",
+            PATIENCE,
+        )
+        .await;
+    let text = browser.text().await;
+    let trace = &text[text
+        .find("Total latency")
+        .expect("the trace's total latency")..];
+    // The span tree in order: the agent, its first step (model call, then the tool), its second.
+    let rows: Vec<&str> = trace
+        .lines()
+        .map(str::trim)
+        .filter(|line| {
+            [
+                "weather_agent",
+                "call_llm",
+                "generate_content scripted",
+                "get_weather",
+            ]
+            .contains(line)
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "weather_agent",
+            "call_llm",
+            "generate_content scripted",
+            "get_weather",
+            "call_llm",
+            "generate_content scripted"
+        ],
+        "{trace}"
+    );
+    browser.screenshot(&screenshots().join("4-trace.png")).await;
+}
+
+/// Clicks the innermost element whose text is exactly `text`.
+async fn click_text(browser: &Browser, text: &str) {
+    let clicked = browser
+        .execute(
+            "const all = [...document.querySelectorAll('body *')]
+                 .filter(e => e.children.length === 0 && e.textContent.trim() === arguments[0]);
+             if (all.length === 0) { return false; }
+             all[0].click();
+             return true;",
+            vec![json!(text)],
+        )
+        .await;
+    assert_eq!(clicked, json!(true), "nothing on the page reads {text:?}");
+}
