@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use adk_core::RunConfig;
+
 use crate::error::ServerError;
 use crate::security::{Authorizer, OriginPolicy};
 
@@ -38,6 +40,7 @@ pub struct ServerConfig {
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
     pub(crate) dev_ui_dir: Option<PathBuf>,
     pub(crate) span_capacity: usize,
+    pub(crate) run_config: RunConfig,
 }
 
 impl Default for ServerConfig {
@@ -49,6 +52,7 @@ impl Default for ServerConfig {
             authorizer: None,
             dev_ui_dir: None,
             span_capacity: DEFAULT_SPAN_CAPACITY,
+            run_config: RunConfig::default(),
         }
     }
 }
@@ -111,6 +115,14 @@ impl ServerConfig {
         self
     }
 
+    /// The settings every run starts from (limits such as
+    /// [`RunConfig::max_llm_calls`](adk_core::RunConfig) or the loop guard); a request's
+    /// `streaming` and `customMetadata` are set on top.
+    pub fn run_config(mut self, config: RunConfig) -> Self {
+        self.run_config = config;
+        self
+    }
+
     pub(crate) fn origin_policy(&self) -> Result<OriginPolicy, ServerError> {
         OriginPolicy::new(&self.origins)
     }
@@ -125,6 +137,7 @@ impl fmt::Debug for ServerConfig {
             .field("authorizer", &self.authorizer.as_ref().map(|_| "<set>"))
             .field("dev_ui_dir", &self.dev_ui_dir)
             .field("span_capacity", &self.span_capacity)
+            .field("run_config", &self.run_config)
             .finish()
     }
 }

@@ -47,6 +47,8 @@ pub(crate) struct ServerState {
     apps: BTreeMap<String, Runner>,
     pub(crate) spans: SpanStore,
     pub(crate) dev_ui_dir: Option<PathBuf>,
+    /// The settings every run starts from.
+    pub(crate) run_config: adk_core::RunConfig,
     /// Fires when runs in flight must stop (the shutdown grace ran out).
     pub(crate) cancel_runs: CancellationToken,
     /// Set once shutdown began: new runs are refused.
@@ -231,6 +233,7 @@ impl ServerBuilder {
                 apps,
                 spans,
                 dev_ui_dir: self.config.dev_ui_dir.clone(),
+                run_config: self.config.run_config.clone(),
                 cancel_runs: CancellationToken::new(),
                 draining: AtomicBool::new(false),
             }),

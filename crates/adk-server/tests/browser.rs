@@ -21,11 +21,6 @@ fn screenshots() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("adk-server-browser")
 }
 
-/// `document.body.innerText` contains `text`.
-fn page_shows(text: &str) -> String {
-    format!("return document.body.innerText.includes({});", json!(text))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dev_ui_chats_with_an_agent_and_shows_its_events_and_trace() {
     let dir = dev_ui::default_dir().expect("a user cache directory");
@@ -43,22 +38,10 @@ async fn the_dev_ui_chats_with_an_agent_and_shows_its_events_and_trace() {
         .goto(&server.url(&format!("/dev-ui/?app={APP}")))
         .await;
     browser
-        .wait_for(
-            "return document.querySelector('textarea.chat-input-box');",
-            "the message box",
-            PATIENCE,
-        )
+        .send_chat_message("What is the weather in Paris?", PATIENCE)
         .await;
     browser
-        .screenshot(&screenshots().join("1-opened.png"))
-        .await;
-    let input = browser.find("textarea.chat-input-box").await.unwrap();
-    browser
-        .type_text(&input, "What is the weather in Paris?")
-        .await;
-    browser.type_text(&input, "\u{E007}").await;
-    browser
-        .wait_for(&page_shows("It is sunny in Paris."), "the answer", PATIENCE)
+        .wait_for_text("It is sunny in Paris.", PATIENCE)
         .await;
     let text = browser.text().await;
     assert!(text.contains("What is the weather in Paris?"), "{text}");
@@ -71,27 +54,17 @@ async fn the_dev_ui_chats_with_an_agent_and_shows_its_events_and_trace() {
         .await;
 
     // The events panel: the function-call event's details.
-    click_text(&browser, "#2").await;
-    browser
-        .wait_for(
-            &page_shows("Event 2 of 4"),
-            "the call event's details",
-            PATIENCE,
-        )
-        .await;
+    browser.click_text("#2").await;
+    browser.wait_for_text("Event 2 of 4", PATIENCE).await;
     let text = browser.text().await;
     assert!(text.contains("Function Calls"), "{text}");
     assert!(text.contains("weather_agent"), "{text}");
     browser.screenshot(&screenshots().join("3-event.png")).await;
 
     // The trace panel: the invocation's spans from the server's span store.
-    click_text(&browser, "Traces").await;
+    browser.click_text("Traces").await;
     browser
-        .wait_for(
-            &page_shows("generate_content scripted"),
-            "the trace",
-            PATIENCE,
-        )
+        .wait_for_text("generate_content scripted", PATIENCE)
         .await;
     let text = browser.text().await;
     let trace = &text[text
@@ -124,19 +97,4 @@ async fn the_dev_ui_chats_with_an_agent_and_shows_its_events_and_trace() {
         "{trace}"
     );
     browser.screenshot(&screenshots().join("4-trace.png")).await;
-}
-
-/// Clicks the innermost element whose text is exactly `text`.
-async fn click_text(browser: &Browser, text: &str) {
-    let clicked = browser
-        .execute(
-            "const all = [...document.querySelectorAll('body *')]
-                 .filter(e => e.children.length === 0 && e.textContent.trim() === arguments[0]);
-             if (all.length === 0) { return false; }
-             all[0].click();
-             return true;",
-            vec![json!(text)],
-        )
-        .await;
-    assert_eq!(clicked, json!(true), "nothing on the page reads {text:?}");
 }

@@ -176,6 +176,44 @@ impl Browser {
         }
     }
 
+    /// Waits until the page's visible text contains `text` (see [`wait_for`](Self::wait_for)).
+    pub async fn wait_for_text(&self, text: &str, patience: Duration) {
+        let script = format!("return document.body.innerText.includes({});", json!(text));
+        self.wait_for(&script, &format!("the text {text:?}"), patience)
+            .await;
+    }
+
+    /// Clicks the innermost element whose text is exactly `text`; panics when there is none.
+    pub async fn click_text(&self, text: &str) {
+        let clicked = self
+            .execute(
+                "const all = [...document.querySelectorAll('body *')]
+                     .filter(e => e.children.length === 0 && e.textContent.trim() === arguments[0]);
+                 if (all.length === 0) { return false; }
+                 all[0].click();
+                 return true;",
+                vec![json!(text)],
+            )
+            .await;
+        assert_eq!(clicked, json!(true), "nothing on the page reads {text:?}");
+    }
+
+    /// Types `message` into the adk-web dev UI's message box and sends it with Enter.
+    pub async fn send_chat_message(&self, message: &str, patience: Duration) {
+        self.wait_for(
+            "return document.querySelector('textarea.chat-input-box');",
+            "the dev UI's message box",
+            patience,
+        )
+        .await;
+        let input = self
+            .find("textarea.chat-input-box")
+            .await
+            .expect("the dev UI's message box");
+        self.type_text(&input, message).await;
+        self.type_text(&input, "\u{E007}").await;
+    }
+
     /// Saves a PNG screenshot of the window at `path` (its folder is created).
     pub async fn screenshot(&self, path: &Path) -> PathBuf {
         let answer = self

@@ -14,6 +14,7 @@
 //! | [`runner`] | `adk-runner` | the runner |
 //! | [`telemetry`] | `adk-telemetry` | tracing spans and OpenTelemetry export |
 //! | `server` | `adk-server` | the REST + SSE server and the dev UI (feature `server`) |
+//! | `launcher`, [`Launcher`] | `adk-launcher` | `run`, `web`, `api_server`, `create` for your binary (feature `launcher`) |
 //!
 //! ## Features
 //!
@@ -27,6 +28,7 @@
 //! | `mcp` | the MCP toolset | no |
 //! | `otel` | OTLP export of traces and metrics | no |
 //! | `server` | the HTTP server: ADK's REST + SSE API and the adk-web dev UI | no |
+//! | `launcher` | the command line for your own binary, [`Launcher`] (turns on `server`) | no |
 //! | `full` | all of the above | no |
 //!
 //! Features are additive; each builds on its own.
@@ -89,3 +91,15 @@ pub mod server {
     #[doc(inline)]
     pub use adk_server::*;
 }
+
+/// The command line for your own binary: `run`, `web`, `api_server`, `create` (`adk-launcher`,
+/// feature `launcher`).
+#[cfg(feature = "launcher")]
+pub mod launcher {
+    #[doc(inline)]
+    pub use adk_launcher::*;
+}
+
+#[cfg(feature = "launcher")]
+#[doc(inline)]
+pub use adk_launcher::Launcher;

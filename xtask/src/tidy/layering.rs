@@ -6,7 +6,8 @@
 //! L2   adk-flow
 //! L3   adk-runner
 //! L4   adk-server, and any other crate under crates/
-//! L5   adk, the facade
+//! L5   adk-launcher
+//! L6   adk, the facade
 //! dev  adk-test: depends only on L0 and L1, and appears elsewhere only under [dev-dependencies]
 //! app  examples/*, xtask and adk-cli (the `adk` binary): may depend on anything, except adk-test
 //!      as a normal dependency
@@ -27,7 +28,7 @@ use super::{Violation, line_of_offset, relative_to};
 /// Where a crate sits in the layer table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tier {
-    /// A library layer, L0 (bottom) to L5 (the facade, top).
+    /// A library layer, L0 (bottom) to L6 (the facade, top).
     Layer(u8),
     /// adk-test: dev-only helpers that sit on L0 and L1.
     DevOnly,
@@ -57,8 +58,10 @@ pub const LAYER_TABLE: &[(&str, Tier)] = &[
     ("adk-flow", Tier::Layer(2)),
     ("adk-runner", Tier::Layer(3)),
     ("adk-server", Tier::Layer(4)),
+    // The launcher offers the server, and everything else, on the command line.
+    ("adk-launcher", Tier::Layer(5)),
     // The facade sits on top of everything it re-exports.
-    ("adk", Tier::Layer(5)),
+    ("adk", Tier::Layer(6)),
     ("adk-test", Tier::DevOnly),
     // The `adk` binary is an application: it bundles the example agents.
     ("adk-cli", Tier::App),

@@ -10,7 +10,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use adk_core::{Content, Event, InvocationId, RunConfig, StreamingMode};
+use adk_core::{Content, Event, InvocationId, StreamingMode};
 use adk_runner::{RunRequest, RunStream};
 use axum::Json;
 use axum::body::Body;
@@ -75,7 +75,7 @@ async fn start(state: &ServerState, body: &mut RunBody) -> ApiResult<RunStream> 
     if let Some(delta) = body.state_delta.take() {
         request = request.state_delta(delta);
     }
-    let mut config = RunConfig::default();
+    let mut config = state.run_config.clone();
     if body.streaming {
         config = config.with_streaming_mode(StreamingMode::Sse);
     }

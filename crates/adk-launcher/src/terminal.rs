@@ -1,4 +1,4 @@
-//! The interactive session of `adk run`: reads messages line by line, streams the agent's answers,
+//! The interactive session of `run`: reads messages line by line, streams the agent's answers,
 //! shows tool calls and results, and asks the user to confirm the calls tools want confirmed.
 
 use std::io::{IsTerminal as _, Write as _};
@@ -9,14 +9,15 @@ use adk_core::{
     StreamingMode,
 };
 use adk_runner::{RunRequest, Runner};
-use anyhow::Context as _;
 use futures::StreamExt as _;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader, Lines, Stdin};
 
+use crate::apps::{self, App};
 use crate::args::RunArgs;
-use crate::{agents, model, store};
+use crate::error::{Context as _, LaunchError, LaunchErrorKind};
+use crate::store;
 
 /// The function the flow calls to ask the user to confirm a tool call.
 const REQUEST_CONFIRMATION: &str = "adk_request_confirmation";
@@ -24,32 +25,34 @@ const REQUEST_CONFIRMATION: &str = "adk_request_confirmation";
 /// Results longer than this are cut in the transcript.
 const SHOWN_RESULT_CHARS: usize = 300;
 
-/// Runs `adk run`.
-pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
-    let bundled = agents::find(&args.agent)?;
-    let model = model::choose(&args.model).await?;
-    let model_name = model.llm.name().to_owned();
-    let agent = (bundled.build)(model.llm.clone()).context("cannot build the agent")?;
-    let (sessions, location) = store::open(&args.store).await?;
-    let runner = Runner::builder(bundled.app_name, agent)
-        .session_service(sessions.clone())
+/// Runs `run`: an interactive session with one of `apps`.
+pub(crate) async fn run(apps: &[App], args: RunArgs) -> Result<(), LaunchError> {
+    let app = choose_app(apps, args.agent.as_deref())?;
+    let built = apps::build(std::slice::from_ref(app), &args.model).await?;
+    let services = store::open(&args.services).await?;
+    let (app_name, agent) = built.apps[0].clone();
+    let runner = Runner::builder(app_name.clone(), agent)
+        .session_service(services.sessions.clone())
+        .artifact_service(services.artifacts.clone())
+        .memory_service(services.memory.clone())
         .auto_create_session(true)
-        .build()?;
-    let session_id = choose_session(&args, sessions.as_ref(), bundled.app_name).await?;
+        .build()
+        .context(LaunchErrorKind::Agent, || {
+            format!("cannot set up a runner for {app_name}")
+        })?;
+    let session_id = choose_session(&args, services.sessions.as_ref(), &app_name).await?;
     println!(
-        "adk: {} on {model_name}, {location}, session {session_id}",
-        args.agent
+        "adk: {app_name} on {}, {}, session {session_id}",
+        built.model_name(),
+        services.description
     );
     println!("Type a message and press Enter; an empty line or Ctrl-D ends the session.");
 
-    let mut config = RunConfig::default().with_streaming_mode(if args.no_stream {
+    let config = built.run_config().with_streaming_mode(if args.no_stream {
         StreamingMode::None
     } else {
         StreamingMode::Sse
     });
-    if let Some(limit) = model.max_repeated_tool_calls {
-        config = config.with_max_repeated_tool_calls(limit);
-    }
     let mut session = Session {
         runner,
         user_id: args.user.clone(),
@@ -59,8 +62,29 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
         interactive: std::io::stdout().is_terminal(),
     };
     let outcome = session.converse().await;
-    session.runner.close().await?;
+    session
+        .runner
+        .close()
+        .await
+        .context(LaunchErrorKind::Run, || {
+            "cannot close the runner".to_owned()
+        })?;
     outcome
+}
+
+/// The app `run` talks to: the one named, or the only one.
+fn choose_app<'a>(apps: &'a [App], name: Option<&str>) -> Result<&'a App, LaunchError> {
+    match (name, apps) {
+        (Some(name), _) => apps::find(apps, name),
+        (None, [only]) => Ok(only),
+        (None, _) => {
+            let names: Vec<&str> = apps.iter().map(|app| app.name.as_str()).collect();
+            Err(LaunchError::new(
+                LaunchErrorKind::Usage,
+                format!("name the agent to run: one of {}", names.join(", ")),
+            ))
+        }
+    }
 }
 
 /// The session to continue, or a new id.
@@ -68,20 +92,28 @@ async fn choose_session(
     args: &RunArgs,
     sessions: &dyn SessionService,
     app_name: &str,
-) -> anyhow::Result<String> {
+) -> Result<String, LaunchError> {
     if let Some(id) = &args.session {
         return Ok(id.clone());
     }
     if args.resume {
-        let mut existing = sessions.list_sessions(app_name, &args.user).await?;
+        let mut existing = sessions
+            .list_sessions(app_name, &args.user)
+            .await
+            .context(LaunchErrorKind::Storage, || {
+                format!("cannot list the sessions of {app_name}")
+            })?;
         existing.sort_by(|a, b| a.last_update_time.total_cmp(&b.last_update_time));
         return existing
             .pop()
             .map(|session| session.id.into_string())
-            .with_context(|| {
-                format!(
-                    "user '{}' has no session of {app_name} to resume",
-                    args.user
+            .ok_or_else(|| {
+                LaunchError::new(
+                    LaunchErrorKind::Usage,
+                    format!(
+                        "user '{}' has no session of {app_name} to resume",
+                        args.user
+                    ),
                 )
             });
     }
@@ -99,7 +131,7 @@ struct Session {
 }
 
 impl Session {
-    async fn converse(&mut self) -> anyhow::Result<()> {
+    async fn converse(&mut self) -> Result<(), LaunchError> {
         loop {
             let Some(line) = self.read_line("you> ").await? else {
                 return Ok(());
@@ -125,7 +157,7 @@ impl Session {
     }
 
     /// Runs one request to its end, printing as events come; returns the confirmations asked for.
-    async fn turn(&mut self, request: RunRequest) -> anyhow::Result<Vec<Confirmation>> {
+    async fn turn(&mut self, request: RunRequest) -> Result<Vec<Confirmation>, LaunchError> {
         let spinner = self.spinner();
         let mut transcript = Transcript::default();
         let mut events = Box::pin(self.runner.run_request(request));
@@ -133,7 +165,8 @@ impl Session {
             if let Some(spinner) = &spinner {
                 spinner.finish_and_clear();
             }
-            transcript.show(&event?);
+            let event = event.context(LaunchErrorKind::Run, || "the agent failed".to_owned())?;
+            transcript.show(&event);
         }
         transcript.end_line();
         Ok(transcript.confirmations)
@@ -143,7 +176,7 @@ impl Session {
     async fn confirm(
         &mut self,
         confirmations: Vec<Confirmation>,
-    ) -> anyhow::Result<Vec<FunctionResponse>> {
+    ) -> Result<Vec<FunctionResponse>, LaunchError> {
         let mut answers = Vec::with_capacity(confirmations.len());
         for confirmation in confirmations {
             println!("  ? {}", confirmation.hint);
@@ -161,14 +194,18 @@ impl Session {
         Ok(answers)
     }
 
-    async fn read_line(&mut self, prompt: &str) -> anyhow::Result<Option<String>> {
+    async fn read_line(&mut self, prompt: &str) -> Result<Option<String>, LaunchError> {
         print!("{prompt}");
-        std::io::stdout().flush()?;
+        std::io::stdout().flush().context(LaunchErrorKind::Io, || {
+            "cannot write to the terminal".to_owned()
+        })?;
         let line = self
             .input
             .next_line()
             .await
-            .context("cannot read the terminal")?;
+            .context(LaunchErrorKind::Io, || {
+                "cannot read the terminal".to_owned()
+            })?;
         Ok(line.map(|line| line.trim().to_owned()))
     }
 

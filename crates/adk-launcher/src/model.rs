@@ -6,9 +6,9 @@ use std::sync::Arc;
 use adk_core::Llm;
 use adk_local_model::{LocalModel, LocalModelConfig, LocalServer, TerminalProgress};
 use adk_model::{GeminiModel, OpenAiModel};
-use anyhow::Context as _;
 
 use crate::args::{ModelArgs, Provider};
+use crate::error::{Context as _, LaunchError, LaunchErrorKind};
 
 const GEMINI_KEYS: [&str; 2] = ["GOOGLE_API_KEY", "GEMINI_API_KEY"];
 const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
@@ -33,11 +33,13 @@ pub(crate) struct ChosenModel {
 }
 
 /// The model the flags and the environment ask for; the local model when none is configured.
-pub(crate) async fn choose(args: &ModelArgs) -> anyhow::Result<ChosenModel> {
+pub(crate) async fn choose(args: &ModelArgs) -> Result<ChosenModel, LaunchError> {
     let provider = args.provider.or_else(provider_from_env);
     let llm = match provider {
         Some(provider) => remote(provider, args)?,
-        None if args.no_local_model => anyhow::bail!(NOTHING_CONFIGURED),
+        None if args.no_local_model => {
+            return Err(LaunchError::new(LaunchErrorKind::Model, NOTHING_CONFIGURED));
+        }
         None => return local().await,
     };
     Ok(ChosenModel {
@@ -51,24 +53,30 @@ pub(crate) async fn choose(args: &ModelArgs) -> anyhow::Result<ChosenModel> {
 /// talks to it through the OpenAI-compatible adapter with prompted tool calling (SmolLM2 has no
 /// native tool calls; the server constrains its answers to a JSON schema instead), with the loop
 /// guard on.
-async fn local() -> anyhow::Result<ChosenModel> {
+async fn local() -> Result<ChosenModel, LaunchError> {
     eprintln!(
         "no GOOGLE_API_KEY/OPENAI_API_KEY set: using the local SmolLM2 model; \
          the first start builds llama.cpp, ~15 min"
     );
-    let config = LocalModelConfig::from_env()?;
+    let config = LocalModelConfig::from_env().context(LaunchErrorKind::Model, || {
+        "the local model's settings are not valid".to_owned()
+    })?;
     let model = LocalModel::ensure(config, &TerminalProgress::new())
         .await
-        .context("cannot prepare the local model")?;
-    let server = model
-        .start()
-        .await
-        .context("cannot start the local model")?;
+        .context(LaunchErrorKind::Model, || {
+            "cannot prepare the local model".to_owned()
+        })?;
+    let server = model.start().await.context(LaunchErrorKind::Model, || {
+        "cannot start the local model".to_owned()
+    })?;
     let llm = OpenAiModel::builder(model.model_name())
         .base_url(server.base_url())
         .api_key("local")
         .prompted_tools(true)
-        .build()?;
+        .build()
+        .context(LaunchErrorKind::Model, || {
+            "cannot talk to the local model".to_owned()
+        })?;
     Ok(ChosenModel {
         llm: Arc::new(llm),
         max_repeated_tool_calls: Some(LOCAL_MAX_REPEATED_TOOL_CALLS),
@@ -77,11 +85,17 @@ async fn local() -> anyhow::Result<ChosenModel> {
 }
 
 /// A hosted or configured model of `provider`.
-fn remote(provider: Provider, args: &ModelArgs) -> anyhow::Result<Arc<dyn Llm>> {
+fn remote(provider: Provider, args: &ModelArgs) -> Result<Arc<dyn Llm>, LaunchError> {
     let model: Arc<dyn Llm> = match provider {
         Provider::Gemini => {
             let name = args.model.as_deref().unwrap_or(DEFAULT_GEMINI_MODEL);
-            Arc::new(GeminiModel::builder(name).build()?)
+            Arc::new(
+                GeminiModel::builder(name)
+                    .build()
+                    .context(LaunchErrorKind::Model, || {
+                        format!("cannot set up the Gemini model {name}")
+                    })?,
+            )
         }
         Provider::Openai => {
             let name = args
@@ -89,7 +103,12 @@ fn remote(provider: Provider, args: &ModelArgs) -> anyhow::Result<Arc<dyn Llm>> 
                 .clone()
                 .or_else(|| non_empty_env("OPENAI_MODEL"))
                 .unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_owned());
-            Arc::new(OpenAiModel::builder(name).build()?)
+            let model = OpenAiModel::builder(name.as_str())
+                .build()
+                .context(LaunchErrorKind::Model, || {
+                    format!("cannot set up the OpenAI-compatible model {name}")
+                })?;
+            Arc::new(model)
         }
     };
     Ok(model)

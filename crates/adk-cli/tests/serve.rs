@@ -1,0 +1,138 @@
+//! `adk api_server` and `adk web`: the bundled agents served over HTTP by the real binary, a run
+//! through the API against a loopback model, and a graceful stop on SIGTERM.
+
+mod support;
+
+use std::time::Duration;
+
+use adk_test::{MockResponse, MockServer};
+use serde_json::{Value, json};
+use support::serve;
+use tokio::process::Command;
+
+/// A whole Chat Completions answer with `message`.
+fn completion(message: Value, finish_reason: &str) -> MockResponse {
+    MockResponse::json(
+        200,
+        &json!({
+            "id": "c1", "object": "chat.completion", "created": 1, "model": "mock-model",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        }),
+    )
+}
+
+/// `adk` with `args` against the loopback `model`.
+fn adk_on(model: &MockServer, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_adk"));
+    command
+        .args(args)
+        .env("OPENAI_BASE_URL", model.base_url())
+        .env("OPENAI_API_KEY", "test-key")
+        .env("OPENAI_MODEL", "mock-model");
+    command
+}
+
+#[tokio::test]
+async fn api_server_serves_every_bundled_agent_and_stops_on_sigterm() {
+    let model = MockServer::start([
+        completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+                "type": "function", "function": {"name": "get_weather",
+                "arguments": "{\"city\":\"Paris\"}"}}]}),
+            "tool_calls",
+        ),
+        completion(
+            json!({"role": "assistant", "content": "It is sunny in Paris."}),
+            "stop",
+        ),
+    ])
+    .await;
+    let served = serve(adk_on(&model, &["api_server"]), Duration::from_secs(120)).await;
+    assert!(
+        served
+            .banner
+            .contains("quickstart, multi_agent, pipeline, confirmation"),
+        "{}",
+        served.banner
+    );
+    let client = reqwest::Client::new();
+    let apps: Value = client
+        .get(format!("{}/list-apps", served.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        apps,
+        json!(["confirmation", "multi_agent", "pipeline", "quickstart"])
+    );
+    // Without the UI, `/` is not served.
+    let root = client
+        .get(format!("{}/", served.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(root.status(), 404);
+
+    let created = client
+        .post(format!(
+            "{}/apps/quickstart/users/ada/sessions",
+            served.base
+        ))
+        .json(&json!({"sessionId": "s1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 200);
+    let events: Vec<Value> = client
+        .post(format!("{}/run", served.base))
+        .json(&json!({
+            "appName": "quickstart", "userId": "ada", "sessionId": "s1",
+            "newMessage": {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let summary: Vec<String> = events
+        .iter()
+        .map(|event| event["content"]["parts"][0].to_string())
+        .collect();
+    assert_eq!(events.len(), 3, "{summary:#?}");
+    assert_eq!(
+        events[0]["content"]["parts"][0]["functionCall"]["name"],
+        "get_weather"
+    );
+    assert_eq!(
+        events[1]["content"]["parts"][0]["functionResponse"]["response"]["sky"],
+        "sunny"
+    );
+    assert_eq!(
+        events[2]["content"]["parts"][0]["text"],
+        "It is sunny in Paris."
+    );
+
+    let (success, rest) = served.terminate().await;
+    assert!(success, "{rest}");
+    assert!(rest.contains("adk: stopped"), "{rest}");
+}
+
+#[tokio::test]
+async fn an_unknown_service_uri_is_a_one_line_error() {
+    let output = Command::new(env!("CARGO_BIN_EXE_adk"))
+        .args(["api_server", "--session-service-uri", "redis://localhost"])
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9")
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("unsupported session service URI 'redis://localhost'"),
+        "{stderr}"
+    );
+}

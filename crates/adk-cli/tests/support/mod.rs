@@ -1,0 +1,89 @@
+//! What the server tests of the `adk` binary share: starting `adk web` / `adk api_server` on a
+//! free port, finding its address in its banner, and stopping it with SIGTERM.
+
+// Each test binary compiles this module and uses only part of it.
+#![allow(dead_code)]
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::{Child, ChildStderr, Command};
+
+/// The server process, its address, and its standard error still being read.
+pub(crate) struct Served {
+    child: Child,
+    pub(crate) base: String,
+    stderr: tokio::io::Lines<BufReader<ChildStderr>>,
+    pub(crate) banner: String,
+}
+
+/// Starts `command` (the `adk` binary with its arguments and environment) on a free port with
+/// sessions in memory, and waits up to `patience` for its banner.
+pub(crate) async fn serve(mut command: Command, patience: Duration) -> Served {
+    let mut child = command
+        .args(["--port", "0", "--in-memory"])
+        .env_remove("GOOGLE_API_KEY")
+        .env_remove("GEMINI_API_KEY")
+        .env_remove("ADK_PROVIDER")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("adk starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let banner = tokio::time::timeout(patience, async {
+        loop {
+            let line = stderr
+                .next_line()
+                .await
+                .unwrap()
+                .expect("adk prints its banner before it exits");
+            if line.starts_with("adk: serving") {
+                return line;
+            }
+        }
+    })
+    .await
+    .expect("the server starts");
+    let at = banner
+        .find(" at http://")
+        .expect("the banner names the address")
+        + 4;
+    let address = banner[at..].split_whitespace().next().unwrap();
+    let base = address
+        .trim_end_matches('/')
+        .trim_end_matches("/dev-ui")
+        .to_owned();
+    Served {
+        child,
+        base,
+        stderr,
+        banner,
+    }
+}
+
+impl Served {
+    /// Sends SIGTERM and waits for the process; returns whether it exited successfully and the
+    /// rest of its standard error.
+    pub(crate) async fn terminate(mut self) -> (bool, String) {
+        let pid = self.child.id().unwrap().to_string();
+        let killed = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .await
+            .unwrap();
+        assert!(killed.success());
+        let mut rest = String::new();
+        while let Ok(Some(line)) = self.stderr.next_line().await {
+            rest.push_str(&line);
+            rest.push('\n');
+        }
+        let status = tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .expect("the server stops after SIGTERM")
+            .unwrap();
+        (status.success(), rest)
+    }
+}

@@ -1,0 +1,165 @@
+//! The command line's arguments: the same subcommands and flags for the `adk` binary and for every
+//! user binary built on the launcher.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Run agents from the terminal, or serve them over HTTP with the dev UI.
+#[derive(Debug, Parser)]
+#[command(name = "adk", version, about)]
+pub(crate) struct Cli {
+    /// Print error details and the source of each error.
+    #[arg(short, long, global = true)]
+    pub(crate) verbose: bool,
+
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Talk to an agent in an interactive session: each line you type is a message.
+    Run(RunArgs),
+    /// Serve the agents over ADK's REST + SSE API with the adk-web dev UI at /dev-ui/.
+    Web(ServeArgs),
+    /// Serve the agents over ADK's REST + SSE API, without the dev UI.
+    #[command(name = "api_server", alias = "api-server")]
+    ApiServer(ServeArgs),
+    /// Create a new agent project: a Cargo binary on the launcher, or a YAML agent folder.
+    Create(CreateArgs),
+}
+
+/// The options of `run`.
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The agent to run: one of this program's apps, or a folder holding a `root_agent.yaml`.
+    /// May be left out when the program has one app.
+    pub(crate) agent: Option<String>,
+
+    /// Continue this session (created when it does not exist).
+    #[arg(long, conflicts_with = "resume")]
+    pub(crate) session: Option<String>,
+
+    /// Continue the user's most recent session of this agent.
+    #[arg(long)]
+    pub(crate) resume: bool,
+
+    /// The user the sessions belong to.
+    #[arg(long, default_value = "user")]
+    pub(crate) user: String,
+
+    /// Print each answer whole instead of streaming its tokens.
+    #[arg(long)]
+    pub(crate) no_stream: bool,
+
+    #[command(flatten)]
+    pub(crate) services: ServiceArgs,
+
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
+}
+
+/// The options of `web` and `api_server`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// A folder of YAML agents to serve besides this program's apps: each subfolder holding a
+    /// `root_agent.yaml` is an app named after the subfolder.
+    pub(crate) agents_dir: Option<PathBuf>,
+
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub(crate) host: String,
+
+    /// The port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 8000)]
+    pub(crate) port: u16,
+
+    /// Origins allowed to call the server from a browser besides its own (repeat or separate by
+    /// commas); `regex:<pattern>` allows every origin the pattern matches, `*` any.
+    #[arg(long = "allow-origins", value_delimiter = ',')]
+    pub(crate) allow_origins: Vec<String>,
+
+    /// Serve the API only, without the dev UI.
+    #[arg(long)]
+    pub(crate) no_ui: bool,
+
+    #[command(flatten)]
+    pub(crate) services: ServiceArgs,
+
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
+}
+
+/// The options of `create`.
+#[derive(Debug, Args)]
+pub(crate) struct CreateArgs {
+    /// The new project's name; its folder is created under the current directory.
+    pub(crate) name: String,
+
+    /// Create a YAML agent folder (`root_agent.yaml`) instead of a Cargo project.
+    #[arg(long)]
+    pub(crate) yaml: bool,
+
+    /// The model a YAML agent uses (`gemini-2.5-flash`, `openai/gpt-4o-mini`, `local`); by
+    /// default the launcher chooses from the environment at run time, as it always does for a
+    /// Cargo project.
+    #[arg(long, requires = "yaml")]
+    pub(crate) model: Option<String>,
+
+    /// Depend on the `adk` crate at this path instead of its published version (for a checkout of
+    /// adk-rs).
+    #[arg(long)]
+    pub(crate) adk_path: Option<PathBuf>,
+}
+
+/// Where sessions, artifacts and memory are kept.
+#[derive(Debug, Args)]
+pub(crate) struct ServiceArgs {
+    /// Keep sessions, artifacts and memory in memory only: nothing is stored.
+    #[arg(long, conflicts_with_all = ["session_service_uri", "session_db", "artifact_service_uri", "memory_service_uri"])]
+    pub(crate) in_memory: bool,
+
+    /// Where sessions are stored: `sqlite://path`, `postgres://...`, or `memory://`.
+    #[arg(long, visible_alias = "database-url", env = "ADK_DATABASE_URL")]
+    pub(crate) session_service_uri: Option<String>,
+
+    /// The SQLite file that stores sessions when no session service URI is given.
+    #[arg(long, alias = "db", default_value = ".adk/sessions.db")]
+    pub(crate) session_db: PathBuf,
+
+    /// Where artifacts are stored: `file://dir` or `memory://`; by default an `artifacts` folder
+    /// beside the SQLite session file.
+    #[arg(long, env = "ADK_ARTIFACT_SERVICE_URI")]
+    pub(crate) artifact_service_uri: Option<String>,
+
+    /// Where memory is kept: `memory://` (the default) or `sqlite://path`.
+    #[arg(long, env = "ADK_MEMORY_SERVICE_URI")]
+    pub(crate) memory_service_uri: Option<String>,
+}
+
+/// Which model the agents talk to.
+#[derive(Debug, Args)]
+pub(crate) struct ModelArgs {
+    /// The model provider; by default chosen from the environment.
+    #[arg(long, value_enum, env = "ADK_PROVIDER")]
+    pub(crate) provider: Option<Provider>,
+
+    /// The model name; by default the provider's usual model.
+    #[arg(long, env = "ADK_MODEL")]
+    pub(crate) model: Option<String>,
+
+    /// Fail instead of starting the local model when no provider is configured.
+    #[arg(long, env = "ADK_NO_LOCAL_MODEL")]
+    pub(crate) no_local_model: bool,
+}
+
+/// A model provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Provider {
+    /// Google's Gemini API (`GOOGLE_API_KEY` or `GEMINI_API_KEY`).
+    Gemini,
+    /// OpenAI, or any OpenAI-compatible server (`OPENAI_API_KEY`, `OPENAI_BASE_URL`).
+    Openai,
+}

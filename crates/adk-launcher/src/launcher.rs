@@ -1,0 +1,169 @@
+//! [`Launcher`]: a program's apps and the command line that runs them.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use adk_core::{Agent, Llm};
+use clap::{CommandFactory as _, FromArgMatches as _};
+
+use crate::apps::{App, AppSource};
+use crate::args::{Cli, Command};
+use crate::error::{LaunchError, LaunchErrorKind};
+use crate::{create, serve, terminal};
+
+/// The command line of a program that runs agents: `run` (an interactive terminal session),
+/// `web` (ADK's REST + SSE API with the adk-web dev UI), `api_server` (the API alone) and
+/// `create` (a new agent project), with the same flags as the `adk` binary, which is built on it.
+///
+/// An app is a name (sessions are stored under it) and an agent tree: one the program built with
+/// its own models ([`app`](Self::app)), or one built on the model the command line chooses
+/// ([`app_on_model`](Self::app_on_model)): Gemini or an OpenAI-compatible server when the
+/// environment configures one, else a local model that needs no key.
+///
+/// ```no_run
+/// use std::process::ExitCode;
+/// use std::sync::Arc;
+///
+/// use adk_flow::LlmAgent;
+/// use adk_launcher::Launcher;
+///
+/// #[tokio::main]
+/// async fn main() -> ExitCode {
+///     Launcher::new()
+///         .app_on_model("assistant", |model| {
+///             let agent = LlmAgent::builder("assistant")
+///                 .model(model)
+///                 .instruction("You are a helpful assistant.")
+///                 .build()?;
+///             Ok(Arc::new(agent))
+///         })
+///         .run()
+///         .await
+/// }
+/// ```
+#[derive(Clone, Default)]
+#[must_use]
+pub struct Launcher {
+    apps: Vec<App>,
+}
+
+impl Launcher {
+    /// A launcher with no apps yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the app `name` with `root_agent`, an agent tree that already has its models.
+    pub fn app(mut self, name: impl Into<String>, root_agent: Arc<dyn Agent>) -> Self {
+        self.apps.push(App {
+            name: name.into(),
+            source: AppSource::Agent(root_agent),
+        });
+        self
+    }
+
+    /// Adds the app `name`, whose agent tree `build` makes on the model the command line chooses
+    /// (only when a command runs the app).
+    pub fn app_on_model<F>(mut self, name: impl Into<String>, build: F) -> Self
+    where
+        F: Fn(Arc<dyn Llm>) -> adk_core::Result<Arc<dyn Agent>> + Send + Sync + 'static,
+    {
+        self.apps.push(App {
+            name: name.into(),
+            source: AppSource::OnModel(Arc::new(build)),
+        });
+        self
+    }
+
+    /// Parses the process's arguments and runs the command they name; errors are printed on
+    /// standard error as one line (all details with `-v`), and the exit code says whether the
+    /// command succeeded.
+    pub async fn run(self) -> ExitCode {
+        self.run_from(std::env::args_os()).await
+    }
+
+    /// Like [`run`](Self::run) with `args` (the program's name first) instead of the process's.
+    pub async fn run_from<I, T>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let cli = match parse(args) {
+            Ok(cli) => cli,
+            // Help and version go to standard output with success; usage errors to standard
+            // error with clap's exit code.
+            Err(error) => {
+                let _ = error.print();
+                return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+            }
+        };
+        let verbose = cli.verbose;
+        match self.execute(cli.command).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                if verbose {
+                    eprintln!("error: {error:?}");
+                } else {
+                    eprintln!("error: {}", error.one_line());
+                    eprintln!("(run with -v for details)");
+                }
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    /// Runs the command `args` name (the program's name first), returning what went wrong instead
+    /// of printing it: for embedding the launcher or testing a program built on it.
+    pub async fn try_run_from<I, T>(self, args: I) -> Result<(), LaunchError>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let cli = parse(args).map_err(|error| {
+            LaunchError::new(LaunchErrorKind::Usage, error.render().to_string())
+        })?;
+        self.execute(cli.command).await
+    }
+
+    async fn execute(self, command: Command) -> Result<(), LaunchError> {
+        match command {
+            Command::Run(args) => terminal::run(&self.apps, args).await,
+            Command::Web(args) => {
+                let ui = !args.no_ui;
+                serve::serve(&self.apps, args, ui).await
+            }
+            Command::ApiServer(args) => serve::serve(&self.apps, args, false).await,
+            Command::Create(args) => create::create(&args),
+        }
+    }
+}
+
+impl std::fmt::Debug for Launcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launcher")
+            .field(
+                "apps",
+                &self.apps.iter().map(|app| &app.name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// The arguments as the command line's structure, with the program's name from `args`.
+fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let name = args
+        .first()
+        .and_then(|program| std::path::Path::new(program).file_stem())
+        .map_or_else(
+            || "adk".to_owned(),
+            |stem| stem.to_string_lossy().into_owned(),
+        );
+    let matches = Cli::command().bin_name(name).try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
+}

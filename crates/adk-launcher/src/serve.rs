@@ -1,0 +1,121 @@
+//! `web` and `api_server`: the apps served over ADK's REST + SSE API, with the adk-web dev UI for
+//! `web`, until Ctrl-C or SIGTERM.
+
+use adk_runner::Runner;
+use adk_server::{Server, ServerConfig, dev_ui, shutdown_signal};
+use adk_telemetry::span_store::SpanStore;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer as _};
+
+use crate::apps::{self, App};
+use crate::args::ServeArgs;
+use crate::error::{Context as _, LaunchError, LaunchErrorKind};
+use crate::store;
+
+/// Serves every app until a shutdown signal; with `ui`, the dev UI too.
+pub(crate) async fn serve(apps: &[App], args: ServeArgs, ui: bool) -> Result<(), LaunchError> {
+    if apps.is_empty() {
+        return Err(LaunchError::new(
+            LaunchErrorKind::Usage,
+            "there is no agent to serve",
+        ));
+    }
+    let spans = SpanStore::new(adk_server::DEFAULT_SPAN_CAPACITY);
+    install_tracing(&spans);
+    if ui {
+        // The dev UI's trace panel shows the model's requests and answers, as ADK's does.
+        adk_telemetry::content::set_capture_message_content(true);
+    }
+    let dev_ui_dir = if ui {
+        let dir = dev_ui::default_dir().ok_or_else(|| {
+            LaunchError::new(
+                LaunchErrorKind::Server,
+                "no user cache directory for the dev UI: set HOME, XDG_CACHE_HOME or ADK_DEV_UI_DIR",
+            )
+        })?;
+        Some(
+            dev_ui::fetch(&dir)
+                .await
+                .context(LaunchErrorKind::Server, || {
+                    "cannot get the dev UI".to_owned()
+                })?,
+        )
+    } else {
+        None
+    };
+
+    let built = apps::build(apps, &args.model).await?;
+    let services = store::open(&args.services).await?;
+    let mut runners = Vec::with_capacity(built.apps.len());
+    for (name, agent) in &built.apps {
+        runners.push(
+            Runner::builder(name.clone(), agent.clone())
+                .session_service(services.sessions.clone())
+                .artifact_service(services.artifacts.clone())
+                .memory_service(services.memory.clone())
+                .build()
+                .context(LaunchErrorKind::Agent, || {
+                    format!("cannot set up a runner for {name}")
+                })?,
+        );
+    }
+    let app_names: Vec<&str> = built.apps.iter().map(|(name, _)| name.as_str()).collect();
+
+    let mut config = ServerConfig::default()
+        .allow_origins(args.allow_origins.iter().cloned())
+        .run_config(built.run_config());
+    if let Some(dir) = dev_ui_dir {
+        config = config.dev_ui_dir(dir);
+    }
+    let server = Server::builder()
+        .apps(runners)
+        .span_store(spans)
+        .config(config)
+        .build()
+        .context(LaunchErrorKind::Server, || {
+            "cannot set up the server".to_owned()
+        })?;
+    let address = format!("{}:{}", args.host, args.port);
+    let listener = tokio::net::TcpListener::bind(&address)
+        .await
+        .context(LaunchErrorKind::Server, || {
+            format!("cannot listen on {address}")
+        })?;
+    let local = listener.local_addr().context(LaunchErrorKind::Server, || {
+        format!("cannot listen on {address}")
+    })?;
+    let shown = if ui {
+        format!("http://{local}/dev-ui/")
+    } else {
+        format!("http://{local}")
+    };
+    eprintln!(
+        "adk: serving {} on {}, {}, at {shown} (Ctrl-C stops)",
+        app_names.join(", "),
+        built.model_name(),
+        services.description
+    );
+    server
+        .serve(listener, shutdown_signal())
+        .await
+        .context(LaunchErrorKind::Server, || "the server stopped".to_owned())?;
+    eprintln!("adk: stopped");
+    Ok(())
+}
+
+/// Logs to stderr (`RUST_LOG`, default `info` for adk crates and `warn` otherwise) and records
+/// spans in `spans` for the dev UI's trace panel.
+fn install_tracing(spans: &SpanStore) {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("warn,adk_server=info,adk_launcher=info"));
+    let _ = tracing_subscriber::registry()
+        .with(spans.layer())
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                .with_filter(filter),
+        )
+        .try_init();
+}

@@ -1,0 +1,240 @@
+//! Where sessions, artifacts and memory are kept, chosen by URL as ADK Python's
+//! `--session_service_uri` does: a SQLite file by default, PostgreSQL, or memory; artifacts in a
+//! folder or in memory; memory in memory or SQLite.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use adk_core::{ArtifactService, MemoryService, SessionService};
+use adk_session::{
+    FileArtifactService, InMemoryArtifactService, InMemoryMemoryService, InMemorySessionService,
+    PostgresSessionService, SqliteMemoryService, SqliteSessionService,
+};
+
+use crate::args::ServiceArgs;
+use crate::error::{Context as _, LaunchError, LaunchErrorKind};
+
+/// The services a launcher command runs its agents with, and a line saying where they keep things.
+pub(crate) struct Services {
+    pub(crate) sessions: Arc<dyn SessionService>,
+    pub(crate) artifacts: Arc<dyn ArtifactService>,
+    pub(crate) memory: Arc<dyn MemoryService>,
+    pub(crate) description: String,
+}
+
+/// Opens the services the flags ask for.
+pub(crate) async fn open(args: &ServiceArgs) -> Result<Services, LaunchError> {
+    if args.in_memory {
+        return Ok(Services {
+            sessions: Arc::new(InMemorySessionService::new()),
+            artifacts: Arc::new(InMemoryArtifactService::new()),
+            memory: Arc::new(InMemoryMemoryService::new()),
+            description: "sessions in memory (not stored)".to_owned(),
+        });
+    }
+    let (sessions, description) = match &args.session_service_uri {
+        Some(uri) => open_sessions(uri).await?,
+        None => open_sqlite(&args.session_db).await?,
+    };
+    let artifacts = match &args.artifact_service_uri {
+        Some(uri) => open_artifacts(uri)?,
+        None => Arc::new(FileArtifactService::new(default_artifact_dir(args))) as _,
+    };
+    let memory = match &args.memory_service_uri {
+        Some(uri) => open_memory(uri).await?,
+        None => Arc::new(InMemoryMemoryService::new()) as _,
+    };
+    Ok(Services {
+        sessions,
+        artifacts,
+        memory,
+        description,
+    })
+}
+
+/// `sqlite://path`, `postgres://...` (or `postgresql://`), or `memory://`.
+async fn open_sessions(uri: &str) -> Result<(Arc<dyn SessionService>, String), LaunchError> {
+    if uri.starts_with("postgres://") || uri.starts_with("postgresql://") {
+        let service =
+            PostgresSessionService::connect(uri)
+                .await
+                .context(LaunchErrorKind::Storage, || {
+                    format!(
+                        "cannot open the PostgreSQL session store at {}",
+                        redact(uri)
+                    )
+                })?;
+        return Ok((Arc::new(service), format!("sessions in {}", redact(uri))));
+    }
+    if let Some(path) = uri.strip_prefix("sqlite://") {
+        return open_sqlite(path.as_ref()).await;
+    }
+    if uri == "memory://" {
+        return Ok((
+            Arc::new(InMemorySessionService::new()),
+            "sessions in memory (not stored)".to_owned(),
+        ));
+    }
+    Err(LaunchError::new(
+        LaunchErrorKind::Usage,
+        format!(
+            "unsupported session service URI '{}': use sqlite://path, postgres://... or memory://",
+            redact(uri)
+        ),
+    ))
+}
+
+async fn open_sqlite(path: &Path) -> Result<(Arc<dyn SessionService>, String), LaunchError> {
+    create_parent(path).await?;
+    let service = SqliteSessionService::open(path)
+        .await
+        .context(LaunchErrorKind::Storage, || {
+            format!("cannot open the SQLite session store {}", path.display())
+        })?;
+    Ok((Arc::new(service), format!("sessions in {}", path.display())))
+}
+
+/// `file://dir` or `memory://`.
+fn open_artifacts(uri: &str) -> Result<Arc<dyn ArtifactService>, LaunchError> {
+    if let Some(dir) = uri.strip_prefix("file://") {
+        return Ok(Arc::new(FileArtifactService::new(dir)));
+    }
+    if uri == "memory://" {
+        return Ok(Arc::new(InMemoryArtifactService::new()));
+    }
+    Err(LaunchError::new(
+        LaunchErrorKind::Usage,
+        format!(
+            "unsupported artifact service URI '{}': use file://dir or memory:// (cloud object \
+             stores are reached through adk-session's ObjectStoreArtifactService in your own \
+             code)",
+            redact(uri)
+        ),
+    ))
+}
+
+/// `memory://` or `sqlite://path`.
+async fn open_memory(uri: &str) -> Result<Arc<dyn MemoryService>, LaunchError> {
+    if let Some(path) = uri.strip_prefix("sqlite://") {
+        let path = Path::new(path);
+        create_parent(path).await?;
+        let service = SqliteMemoryService::open(path)
+            .await
+            .context(LaunchErrorKind::Storage, || {
+                format!("cannot open the SQLite memory store {}", path.display())
+            })?;
+        return Ok(Arc::new(service));
+    }
+    if uri == "memory://" {
+        return Ok(Arc::new(InMemoryMemoryService::new()));
+    }
+    Err(LaunchError::new(
+        LaunchErrorKind::Usage,
+        format!(
+            "unsupported memory service URI '{}': use memory:// or sqlite://path",
+            redact(uri)
+        ),
+    ))
+}
+
+/// Artifacts go beside the SQLite session file (`.adk/artifacts` by default).
+fn default_artifact_dir(args: &ServiceArgs) -> PathBuf {
+    args.session_db
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .map_or_else(|| ".adk".into(), Path::to_path_buf)
+        .join("artifacts")
+}
+
+async fn create_parent(path: &Path) -> Result<(), LaunchError> {
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .context(LaunchErrorKind::Io, || {
+                format!("cannot create the folder {}", parent.display())
+            })?;
+    }
+    Ok(())
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    match rest.split_once('@') {
+        Some((credentials, host)) => {
+            let user = credentials.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact("postgres://adk:secret@127.0.0.1/adk"),
+            "postgres://adk:***@127.0.0.1/adk"
+        );
+        assert_eq!(
+            redact("postgres://127.0.0.1/adk"),
+            "postgres://127.0.0.1/adk"
+        );
+    }
+
+    #[tokio::test]
+    async fn unsupported_uris_name_what_is_supported() {
+        let error = open_sessions("redis://localhost").await.err().unwrap();
+        assert_eq!(error.kind(), LaunchErrorKind::Usage);
+        assert!(
+            error
+                .to_string()
+                .contains("sqlite://path, postgres://... or memory://")
+        );
+        let error = open_artifacts("s3://bucket").err().unwrap();
+        assert!(error.to_string().contains("file://dir or memory://"));
+        let error = open_memory("postgres://x").await.err().unwrap();
+        assert!(error.to_string().contains("memory:// or sqlite://path"));
+    }
+
+    #[tokio::test]
+    async fn each_service_opens_from_its_uri() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = dir.path().join("nested/sessions.db");
+        let memory = dir.path().join("memory.db");
+        let args = ServiceArgs {
+            in_memory: false,
+            session_service_uri: Some(format!("sqlite://{}", sessions.display())),
+            session_db: PathBuf::from("unused.db"),
+            artifact_service_uri: Some(format!("file://{}", dir.path().join("files").display())),
+            memory_service_uri: Some(format!("sqlite://{}", memory.display())),
+        };
+        let services = open(&args).await.unwrap();
+        assert!(sessions.exists());
+        assert!(memory.exists());
+        assert_eq!(
+            services.description,
+            format!("sessions in {}", sessions.display())
+        );
+        let version = services
+            .artifacts
+            .save_artifact(
+                &adk_core::SessionKey::new("app", "user", "s1"),
+                "notes.txt",
+                adk_core::Part::text("hello"),
+                serde_json::Map::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(version, 0);
+        assert!(dir.path().join("files").exists());
+    }
+}
