@@ -40,8 +40,7 @@ async fn answers(client: &reqwest::Client, base: &str, app: &str) -> Vec<String>
             .unwrap();
         for event in session["events"].as_array().unwrap() {
             let text = event["content"]["parts"][0]["text"].as_str().unwrap_or("");
-            if event["author"] != "user" && event["turnComplete"] == true && !text.trim().is_empty()
-            {
+            if event["author"] != "user" && event["partial"] != true && !text.trim().is_empty() {
                 answers.push(text.trim().to_owned());
             }
         }
@@ -58,7 +57,7 @@ async fn a_message_typed_into_the_dev_ui_gets_an_answer_from_the_local_model() {
         .env_remove("OPENAI_BASE_URL")
         .env_remove("ADK_NO_LOCAL_MODEL");
     let served = serve(command, BUILD_PATIENCE).await;
-    assert!(served.banner.contains("SmolLM2"), "{}", served.banner);
+    assert!(served.banner.contains("smollm2"), "{}", served.banner);
 
     let browser = Browser::start(1400, 900).await;
     browser
