@@ -4,7 +4,7 @@
 //! L0   adk-core
 //! L1   adk-telemetry, adk-model, adk-tool, adk-session, adk-local-model
 //! L2   adk-flow
-//! L3   adk-runner
+//! L3   adk-runner, adk-orchestrator
 //! L4   adk-server, and any other crate under crates/
 //! L5   adk, the facade
 //! dev  adk-test: depends only on L0 and L1, and appears elsewhere only under [dev-dependencies]
@@ -56,6 +56,9 @@ pub const LAYER_TABLE: &[(&str, Tier)] = &[
     ("adk-local-model", Tier::Layer(1)),
     ("adk-flow", Tier::Layer(2)),
     ("adk-runner", Tier::Layer(3)),
+    // The orchestrator and the run loop are agents above the flow: they see the flow's agents
+    // only as `dyn Agent`, and run under the runner like every agent.
+    ("adk-orchestrator", Tier::Layer(3)),
     ("adk-server", Tier::Layer(4)),
     // The facade sits on top of everything it re-exports.
     ("adk", Tier::Layer(5)),
