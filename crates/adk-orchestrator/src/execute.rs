@@ -66,7 +66,7 @@ pub(crate) fn run_phase(
         .map(|ready| {
             let branch = format!("{}.{}", execution.name, ready.task.id);
             let task_ctx = ctx.branched(ctx.agent().clone(), &branch);
-            run_task(execution.clone(), task_ctx, phase, ready)
+            run_task(execution.clone(), task_ctx, phase, ready, &span)
         })
         .collect();
     futures::stream::iter(streams)
@@ -81,8 +81,11 @@ fn run_task(
     ctx: InvocationContext,
     phase: usize,
     ready: ReadyTask,
+    phase_span: &tracing::Span,
 ) -> BoxStream<'static, Progress> {
+    // The phase's span is not entered yet when its tasks are set up, so it is named as the parent.
     let span = tracing::info_span!(
+        parent: phase_span,
         "orchestrator_task",
         "otel.name" = format!("task {}", ready.task.id),
         "task.id" = ready.task.id.as_str(),
