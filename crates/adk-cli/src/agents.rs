@@ -13,7 +13,7 @@ pub(crate) struct BundledAgent {
     pub(crate) build: BuildAgent,
 }
 
-const BUNDLED: [(&str, BundledAgent); 4] = [
+const BUNDLED: [(&str, BundledAgent); 5] = [
     (
         "quickstart",
         BundledAgent {
@@ -40,6 +40,13 @@ const BUNDLED: [(&str, BundledAgent); 4] = [
         BundledAgent {
             app_name: confirmation::APP_NAME,
             build: confirmation::root_agent,
+        },
+    ),
+    (
+        "orchestrator",
+        BundledAgent {
+            app_name: orchestrator::APP_NAME,
+            build: orchestrator::root_agent,
         },
     ),
 ];

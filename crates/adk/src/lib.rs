@@ -14,6 +14,7 @@
 //! | [`runner`] | `adk-runner` | the runner |
 //! | [`telemetry`] | `adk-telemetry` | tracing spans and OpenTelemetry export |
 //! | `server` | `adk-server` | the REST + SSE server and the dev UI (feature `server`) |
+//! | `orchestrator` | `adk-orchestrator` | the planning orchestrator and the run loop (feature `orchestrator`) |
 //!
 //! ## Features
 //!
@@ -27,6 +28,7 @@
 //! | `mcp` | the MCP toolset | no |
 //! | `otel` | OTLP export of traces and metrics | no |
 //! | `server` | the HTTP server: ADK's REST + SSE API and the adk-web dev UI | no |
+//! | `orchestrator` | the planning orchestrator and the configurable run loop | no |
 //! | `full` | all of the above | no |
 //!
 //! Features are additive; each builds on its own.
@@ -88,4 +90,12 @@ pub mod telemetry {
 pub mod server {
     #[doc(inline)]
     pub use adk_server::*;
+}
+
+/// The planning orchestrator and the configurable agent run loop (`adk-orchestrator`, feature
+/// `orchestrator`).
+#[cfg(feature = "orchestrator")]
+pub mod orchestrator {
+    #[doc(inline)]
+    pub use adk_orchestrator::*;
 }

@@ -1,0 +1,174 @@
+//! The orchestrator example: a `FlexibleOrchestrator` plans a trip briefing and runs it.
+//!
+//! Ask it something like "I am going to Paris and Tokyo next week; what should I pack?". The
+//! analyzer breaks the request into tasks in XML; the orchestrator runs them phase by phase with
+//! three kinds of processor:
+//!
+//! - `weather`: a tool processor calling `get_weather` (a fixed table, as in the quickstart), once
+//!   per city, the cities' lookups at the same time;
+//! - `packing`: a closure that turns the weather it depends on into a packing list;
+//! - `writer`: an agent processor running a `RunLoopAgent` that writes the note from its task.
+//!
+//! Run it interactively with the `adk` command line: `cargo run -p adk-cli -- run orchestrator`.
+
+use std::sync::Arc;
+
+use adk::orchestrator::{
+    AgentProcessor, AnalyzerConfig, FlexibleOrchestrator, FnProcessor, LoopConfig,
+    OrchestrationConfig, RetryConfig, RunLoopAgent, TaskInput, ToolProcessor,
+};
+use adk::tool::{FunctionTool, ToolContext};
+use adk::{Agent, GenerateContentConfig, Llm, Result};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The app name sessions of this example are stored under.
+pub const APP_NAME: &str = "orchestrator";
+
+/// How the analyzer is told to write its plan: the format with this example's processors, so
+/// that even a small model sees a plan it can follow.
+const FORMAT: &str = r#"Answer with the plan in this XML form and nothing else. This plan is for a trip to Paris; use the cities the user names, one weather task per city:
+<tasks>
+  <task id="weather_paris" type="lookup" processor="weather" priority="1">
+    <description>Look up the weather in Paris.</description>
+    <metadata><item key="city">Paris</item></metadata>
+  </task>
+  <task id="pack" type="pack" processor="packing" priority="2">
+    <description>Make a packing list for the weather.</description>
+    <dependencies><dep>weather_paris</dep></dependencies>
+  </task>
+  <task id="note" type="write" processor="writer" priority="3">
+    <description>Write a short travel note.</description>
+    <dependencies><dep>weather_paris</dep><dep>pack</dep></dependencies>
+  </task>
+</tasks>"#;
+
+/// The arguments of `get_weather`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WeatherRequest {
+    /// The city to report on, for example "Paris".
+    pub city: String,
+}
+
+/// What `get_weather` reports.
+#[derive(Debug, Serialize)]
+pub struct WeatherReport {
+    /// The city, as asked.
+    pub city: String,
+    /// The sky, in a word.
+    pub sky: &'static str,
+    /// The temperature in degrees Celsius.
+    pub celsius: f64,
+}
+
+/// Reports the weather of a few cities from a fixed table.
+pub async fn get_weather(
+    _ctx: Arc<dyn ToolContext>,
+    request: WeatherRequest,
+) -> std::result::Result<WeatherReport, String> {
+    let (sky, celsius) = match request.city.trim().to_lowercase().as_str() {
+        "paris" => ("sunny", 21.0),
+        "london" => ("cloudy", 16.5),
+        "tokyo" => ("rainy", 19.0),
+        "new york" => ("windy", 12.0),
+        "oslo" => ("snowy", -3.0),
+        _ => {
+            return Err(format!(
+                "no weather data for {}; try Paris, London, Tokyo, New York or Oslo",
+                request.city
+            ));
+        }
+    };
+    Ok(WeatherReport {
+        city: request.city,
+        sky,
+        celsius,
+    })
+}
+
+/// What to pack for the weather reports among `input`'s dependency outputs.
+pub fn packing_list(input: &TaskInput) -> Value {
+    let mut items = vec!["passport".to_owned(), "phone charger".to_owned()];
+    for report in input.dependency_outputs.values() {
+        let sky = report["sky"].as_str().unwrap_or_default();
+        let celsius = report["celsius"].as_f64().unwrap_or(15.0);
+        let city = report["city"].as_str().unwrap_or("the trip");
+        let mut add = |item: String| {
+            if !items.contains(&item) {
+                items.push(item);
+            }
+        };
+        match sky {
+            "rainy" => add(format!("umbrella (for {city})")),
+            "sunny" => add(format!("sunglasses (for {city})")),
+            "snowy" => add(format!("boots (for {city})")),
+            _ => {}
+        }
+        if celsius < 10.0 {
+            add(format!("warm coat (for {city})"));
+        } else if celsius > 20.0 {
+            add(format!("light clothes (for {city})"));
+        }
+    }
+    json!(items)
+}
+
+/// The orchestrator on `model`: the analyzer, and the writer's run loop, use it.
+pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
+    let weather = ToolProcessor::new(Arc::new(FunctionTool::new(
+        "get_weather",
+        "Looks up the sky and the temperature in one city.",
+        get_weather,
+    )));
+    let packing = FnProcessor::new(
+        "Makes a packing list from the weather tasks it depends on.",
+        |input| async move { Ok(packing_list(&input)) },
+    );
+    let mut quiet = GenerateContentConfig::default();
+    quiet.temperature = Some(0.0);
+    quiet.max_output_tokens = Some(200);
+    let writer = RunLoopAgent::builder("writer")
+        .description("Writes a short travel note from the results of the tasks it depends on.")
+        .model(model.clone())
+        .instruction(
+            "You write a short travel note, three sentences at most, from the task below and the \
+             results it lists. Mention the weather and what to pack.",
+        )
+        .generate_config(quiet.clone())
+        .config(
+            LoopConfig::default()
+                .with_max_iterations(2)
+                .with_token_budget(8_000)
+                // The writer needs only its task, the last message on its branch.
+                .with_transform_context(|history| async move {
+                    Ok(Arc::new(history.last().cloned().into_iter().collect()))
+                }),
+        )
+        .build()?;
+    let mut planning = quiet;
+    planning.max_output_tokens = Some(600);
+    let orchestrator = FlexibleOrchestrator::builder("trip_planner")
+        .description("Plans a trip briefing: weather per city, a packing list, and a note.")
+        .model(model)
+        .analyzer(
+            AnalyzerConfig::default()
+                .with_base_instruction(
+                    "You plan a trip briefing. Break the user's request into tasks: one weather \
+                     lookup per city, then a packing list that depends on every lookup, then a \
+                     note that depends on the lookups and the packing list.",
+                )
+                .with_format_instructions(FORMAT)
+                .with_generate_config(planning),
+        )
+        .processor("weather", weather)
+        .processor("packing", packing)
+        .processor("writer", AgentProcessor::new(Arc::new(writer)))
+        .config(
+            OrchestrationConfig::default()
+                .with_max_concurrent(4)
+                .with_retry(RetryConfig::new(2)),
+        )
+        .build()?;
+    Ok(Arc::new(orchestrator))
+}
