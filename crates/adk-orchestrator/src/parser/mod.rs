@@ -168,14 +168,38 @@ enum Field {
 
 impl Field {
     fn of(name: &str) -> Option<Self> {
-        match name {
-            "id" => Some(Self::Id),
-            "type" => Some(Self::Type),
-            "processor" => Some(Self::Processor),
-            "priority" => Some(Self::Priority),
+        match element(name) {
+            Some("id") => Some(Self::Id),
+            Some("type") => Some(Self::Type),
+            Some("processor") => Some(Self::Processor),
+            Some("priority") => Some(Self::Priority),
             _ => None,
         }
     }
+}
+
+/// The names the format knows.
+const NAMES: [&str; 11] = [
+    "task",
+    "description",
+    "dependencies",
+    "dep",
+    "metadata",
+    "item",
+    "id",
+    "type",
+    "processor",
+    "priority",
+    "tasks",
+];
+
+/// The known name `name` is, in any case, without allocating: the normaliser lower-cases names,
+/// but a parser without normalisation sees them as the model wrote them.
+fn element(name: &str) -> Option<&'static str> {
+    NAMES
+        .iter()
+        .find(|known| known.eq_ignore_ascii_case(name))
+        .copied()
 }
 
 /// The task being read and the text collected for the element being read.
@@ -211,10 +235,7 @@ fn read_tasks(xml: &str) -> Result<Vec<Task>, XmlError> {
         match event {
             Event::Start(start) => reading.start(&start, false, &mut tasks)?,
             Event::Empty(start) => reading.start(&start, true, &mut tasks)?,
-            Event::End(end) => {
-                let name = end.name().as_ref().to_ascii_lowercase();
-                reading.end(&name, &mut tasks)?;
-            }
+            Event::End(end) => reading.end(element(end.name().as_ref()), &mut tasks)?,
             Event::Text(text) => reading
                 .text
                 .push_str(&text.xml_content(XmlVersion::Implicit1_0)),
@@ -248,19 +269,18 @@ impl Reading {
         empty: bool,
         tasks: &mut Vec<Task>,
     ) -> Result<(), XmlError> {
-        let name = start.name().as_ref().to_ascii_lowercase();
-        match name.as_str() {
-            "task" => {
+        match element(start.name().as_ref()) {
+            Some("task") => {
                 let mut task = Task::default();
                 for attribute in start.attributes() {
                     let attribute = attribute.map_err(invalid_attribute)?;
-                    let key = attribute.key.as_ref().to_ascii_lowercase();
+                    let key = attribute.key.as_ref();
                     let value = attribute
                         .normalized_value(XmlVersion::Implicit1_0)
                         .map_err(invalid_attribute)?
                         .trim()
                         .to_owned();
-                    match Field::of(&key) {
+                    match Field::of(key) {
                         Some(Field::Priority) => self.priority = Some(value),
                         Some(field) => set_field(&mut task, field, value),
                         None => {}
@@ -272,11 +292,12 @@ impl Reading {
                     self.finish_task(tasks)?;
                 }
             }
-            "item" => {
+            Some("item") => {
                 let mut key = None;
                 for attribute in start.attributes() {
                     let attribute = attribute.map_err(invalid_attribute)?;
-                    if matches!(attribute.key.as_ref(), "key" | "name") {
+                    let name = attribute.key.as_ref();
+                    if name.eq_ignore_ascii_case("key") || name.eq_ignore_ascii_case("name") {
                         key = Some(
                             attribute
                                 .normalized_value(XmlVersion::Implicit1_0)
@@ -294,11 +315,11 @@ impl Reading {
                     self.text.clear();
                 }
             }
-            "dep" => {
+            Some("dep") => {
                 // Text written directly in <dependencies> before this <dep> lists ids too.
                 self.take_dependency_text();
             }
-            "description" | "dependencies" | "id" | "type" | "processor" | "priority" => {
+            Some("description" | "dependencies" | "id" | "type" | "processor" | "priority") => {
                 self.text.clear();
             }
             _ => {}
@@ -306,35 +327,36 @@ impl Reading {
         Ok(())
     }
 
-    fn end(&mut self, name: &str, tasks: &mut Vec<Task>) -> Result<(), XmlError> {
+    fn end(&mut self, name: Option<&str>, tasks: &mut Vec<Task>) -> Result<(), XmlError> {
         let text = self.text.trim();
         match name {
-            "task" => return self.finish_task(tasks),
-            "description" => {
+            Some("task") => return self.finish_task(tasks),
+            Some("description") => {
                 if let Some(task) = self.task.as_mut() {
                     task.description = text.to_owned();
                 }
             }
-            "dep" => {
+            Some("dep") => {
                 if let Some(task) = self.task.as_mut()
                     && !text.is_empty()
                 {
                     task.dependencies.push(text.to_owned());
                 }
             }
-            "dependencies" => self.take_dependency_text(),
-            "item" => {
+            Some("dependencies") => self.take_dependency_text(),
+            Some("item") => {
                 if let (Some(task), Some(key)) = (self.task.as_mut(), self.item_key.take()) {
                     task.metadata.insert(key, text.to_owned());
                 }
             }
-            "priority" => {
+            Some("priority") => {
                 if self.task.is_some() && self.priority.is_none() {
                     self.priority = Some(text.to_owned());
                 }
             }
             other => {
-                if let (Some(task), Some(field)) = (self.task.as_mut(), Field::of(other)) {
+                let field = other.and_then(Field::of);
+                if let (Some(task), Some(field)) = (self.task.as_mut(), field) {
                     let value = text.to_owned();
                     if field_value(task, field).is_empty() {
                         set_field(task, field, value);

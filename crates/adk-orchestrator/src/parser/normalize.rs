@@ -65,16 +65,16 @@ impl XmlNormalizer {
     /// first `<tasks>` to the last `</tasks>`, or to the end when it is not closed. Bare `<task>`
     /// elements without the wrapper are wrapped in one.
     pub fn tasks_section<'a>(&self, content: &'a str) -> Result<Cow<'a, str>, XmlError> {
-        let content = strip_code_fences(content);
-        // ASCII lower-casing keeps every byte offset, so positions found in `lower` cut `content`.
-        let lower = content.to_ascii_lowercase();
-        if let Some(start) = find_open_tag(&lower, "tasks", 0) {
-            let end = find_last_close_tag(&lower, "tasks", start).unwrap_or(content.len());
-            return Ok(cut(content, start, end));
+        // The section is found in the text as written, and fences are removed only inside it,
+        // so that a long answer is copied once, by the repair, and not before.
+        if let Some(start) = find_open_tag(content, "tasks") {
+            let end = find_last_close_tag(content, "tasks", start).unwrap_or(content.len());
+            return Ok(strip_code_fences(&content[start..end]));
         }
-        if let Some(start) = find_open_tag(&lower, "task", 0) {
-            let end = find_last_close_tag(&lower, "task", start).unwrap_or(content.len());
-            return Ok(Cow::Owned(format!("<tasks>{}</tasks>", &content[start..end])));
+        if let Some(start) = find_open_tag(content, "task") {
+            let end = find_last_close_tag(content, "task", start).unwrap_or(content.len());
+            let section = strip_code_fences(&content[start..end]);
+            return Ok(Cow::Owned(format!("<tasks>{section}</tasks>")));
         }
         Err(
             XmlError::new(
@@ -114,15 +114,15 @@ impl XmlNormalizer {
 }
 
 /// The state of one repair: the text written so far and the elements still open.
-struct Repair {
+struct Repair<'a> {
     out: String,
-    open: Vec<String>,
+    open: Vec<Cow<'a, str>>,
 }
 
-impl Repair {
+impl<'a> Repair<'a> {
     /// Writes the `&` at the start of `rest` (an entity, or an escaped ampersand); returns what
     /// follows.
-    fn ampersand<'a>(&mut self, rest: &'a str) -> &'a str {
+    fn ampersand(&mut self, rest: &'a str) -> &'a str {
         let length = entity_length(rest);
         if length > 0 {
             self.out.push_str(&rest[..length]);
@@ -134,7 +134,7 @@ impl Repair {
     }
 
     /// Writes the markup at the start of `rest`, which starts with `<`; returns what follows.
-    fn angle_bracket<'a>(&mut self, rest: &'a str) -> &'a str {
+    fn angle_bracket(&mut self, rest: &'a str) -> &'a str {
         if let Some(body) = rest.strip_prefix("<![CDATA[") {
             return match body.find("]]>") {
                 Some(end) => {
@@ -168,7 +168,7 @@ impl Repair {
         }
     }
 
-    fn tag(&mut self, tag: Tag<'_>) {
+    fn tag(&mut self, tag: Tag<'a>) {
         match tag {
             Tag::Close(name) => {
                 if self.open.contains(&name) {
@@ -181,19 +181,17 @@ impl Repair {
                 self_closing,
             } => {
                 if !self_closing
-                    && NON_NESTING.contains(&name.as_str())
+                    && NON_NESTING.contains(&name.as_ref())
                     && self.open.contains(&name)
                 {
                     self.close_through(&name);
                 }
                 self.out.push('<');
                 self.out.push_str(&name);
-                let mut written: Vec<&str> = Vec::with_capacity(attributes.len());
-                for (key, value) in &attributes {
-                    if written.contains(&key.as_str()) {
+                for (index, (key, value)) in attributes.iter().enumerate() {
+                    if attributes[..index].iter().any(|(earlier, _)| earlier == key) {
                         continue;
                     }
-                    written.push(key);
                     self.out.push(' ');
                     self.out.push_str(key);
                     self.out.push_str("=\"");
@@ -230,11 +228,20 @@ impl Repair {
 /// A tag as read by [`parse_tag`]: names lower-cased, attribute values unquoted.
 enum Tag<'a> {
     Open {
-        name: String,
-        attributes: Vec<(String, &'a str)>,
+        name: Cow<'a, str>,
+        attributes: Vec<(Cow<'a, str>, &'a str)>,
         self_closing: bool,
     },
-    Close(String),
+    Close(Cow<'a, str>),
+}
+
+/// `name` in lower case, borrowed when it already is.
+fn lower(name: &str) -> Cow<'_, str> {
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(name)
+    }
 }
 
 /// Reads the tag at the start of `text` (which starts with `<`) and its length; `None` when `<`
@@ -258,7 +265,7 @@ fn parse_tag(text: &str) -> Option<(Tag<'_>, usize)> {
     {
         at += 1;
     }
-    let name = text[name_start..at].to_ascii_lowercase();
+    let name = lower(&text[name_start..at]);
     if closing {
         // Anything between the name and `>` is dropped, but a `<` first means the tag was cut.
         let length = match text[at..].find(['>', '<']) {
@@ -304,7 +311,7 @@ fn parse_tag(text: &str) -> Option<(Tag<'_>, usize)> {
             at += 1;
             continue;
         }
-        let key = text[key_start..at].to_ascii_lowercase();
+        let key = lower(&text[key_start..at]);
         while bytes.get(at).is_some_and(u8::is_ascii_whitespace) {
             at += 1;
         }
@@ -407,41 +414,35 @@ fn strip_code_fences(content: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The offset of the first `<name` (followed by `>`, `/` or white space) at or after `from`.
-fn find_open_tag(lower: &str, name: &str, from: usize) -> Option<usize> {
-    let needle = format!("<{name}");
-    let mut search = from;
-    while let Some(at) = lower[search..].find(&needle) {
-        let start = search + at;
-        let after = lower.as_bytes().get(start + needle.len());
-        if after.is_none_or(|b| *b == b'>' || *b == b'/' || b.is_ascii_whitespace()) {
-            return Some(start);
-        }
-        search = start + needle.len();
-    }
-    None
+/// The offset of the first `<name` (any case, followed by `>`, `/` or white space).
+fn find_open_tag(text: &str, name: &str) -> Option<usize> {
+    text.match_indices('<').map(|(at, _)| at).find(|&at| {
+        let rest = &text.as_bytes()[at + 1..];
+        rest.len() >= name.len()
+            && rest[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+            && rest
+                .get(name.len())
+                .is_none_or(|b| *b == b'>' || *b == b'/' || b.is_ascii_whitespace())
+    })
 }
 
-/// The offset just past the last `</name ...>` after `start`.
-fn find_last_close_tag(lower: &str, name: &str, start: usize) -> Option<usize> {
-    let needle = format!("</{name}");
-    let at = lower.rfind(&needle).filter(|at| *at > start)?;
-    let after = at + needle.len();
-    match lower.as_bytes().get(after) {
+/// The offset just past the last `</name ...>` (any case) after `start`; `None` when there is
+/// none, or when the last one is cut off or names another tag (`</tasksx>`), in which case the
+/// section runs to the end and the repair closes it.
+fn find_last_close_tag(text: &str, name: &str, start: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let at = text.rmatch_indices("</").map(|(at, _)| at).find(|&at| {
+        at > start
+            && bytes.len() >= at + 2 + name.len()
+            && bytes[at + 2..at + 2 + name.len()].eq_ignore_ascii_case(name.as_bytes())
+    })?;
+    let after = at + 2 + name.len();
+    match bytes.get(after) {
         Some(b'>') => Some(after + 1),
         Some(b) if b.is_ascii_whitespace() => {
-            Some(lower[after..].find('>').map_or(lower.len(), |end| after + end + 1))
+            Some(text[after..].find('>').map_or(text.len(), |end| after + end + 1))
         }
         None => Some(after),
-        // `</tasksx>` is another tag: the section runs to the end and is closed by the repair.
         Some(_) => None,
-    }
-}
-
-/// `content[start..end]`, borrowed when `content` is.
-fn cut(content: Cow<'_, str>, start: usize, end: usize) -> Cow<'_, str> {
-    match content {
-        Cow::Borrowed(text) => Cow::Borrowed(&text[start..end]),
-        Cow::Owned(text) => Cow::Owned(text[start..end].to_owned()),
     }
 }
