@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use adk_core::GenerateContentConfig;
+use adk_core::{Content, GenerateContentConfig};
 
 /// What the analyzer is told when no base instruction is given.
 pub const DEFAULT_BASE_INSTRUCTION: &str = "You plan work. Break the user's request into a few \
@@ -47,6 +47,10 @@ pub struct AnalyzerConfig {
     pub format_instructions: String,
     /// Extra points to consider.
     pub considerations: Vec<String>,
+    /// Demonstrations, as `(request, plan)` pairs: each is shown to the model as an earlier
+    /// request and its answer before the real request (the seed's demos). Small models follow a
+    /// demonstrated plan far more reliably than a described one.
+    pub examples: Vec<(String, String)>,
     /// Sampling settings of its model calls.
     pub generate_config: GenerateContentConfig,
     /// How many times it is asked before the run fails: an answer that is not a usable plan, or
@@ -65,6 +69,7 @@ impl Default for AnalyzerConfig {
                 "Among tasks that are ready together, a lower priority number runs first."
                     .to_owned(),
             ],
+            examples: Vec::new(),
             generate_config: GenerateContentConfig::default(),
             max_attempts: 3,
         }
@@ -87,6 +92,12 @@ impl AnalyzerConfig {
     /// Adds a point to consider.
     pub fn with_consideration(mut self, consideration: impl Into<String>) -> Self {
         self.considerations.push(consideration.into());
+        self
+    }
+
+    /// Adds a demonstration: `request` and the `plan` (the XML answer) it should get.
+    pub fn with_example(mut self, request: impl Into<String>, plan: impl Into<String>) -> Self {
+        self.examples.push((request.into(), plan.into()));
         self
     }
 
@@ -124,6 +135,24 @@ impl AnalyzerConfig {
         }
         instruction
     }
+}
+
+impl AnalyzerConfig {
+    /// The conversation the analyzer gets for `request`: the demonstrations, then the request.
+    pub(crate) fn contents(&self, request: &str) -> Vec<Content> {
+        let mut contents = Vec::with_capacity(self.examples.len() * 2 + 1);
+        for (example, plan) in &self.examples {
+            contents.push(Content::user(request_prompt(example)));
+            contents.push(Content::model(plan.clone()));
+        }
+        contents.push(Content::user(request_prompt(request)));
+        contents
+    }
+}
+
+/// How a request is put to the analyzer.
+fn request_prompt(request: &str) -> String {
+    format!("Plan this request:\n{request}")
 }
 
 /// The analyzer's reasoning: what it wrote outside the tasks section, without code fences and

@@ -162,7 +162,7 @@ impl FlexibleOrchestrator {
                 .unwrap_or_default();
 
             // Analysis: ask until an answer parses and plans, telling the model what was wrong.
-            let mut contents = vec![Content::user(format!("Plan this request:\n{request}"))];
+            let mut contents = self.analyzer.contents(&request);
             let mut planned = None;
             let mut last_failure = None;
             let attempts = self.analyzer.max_attempts.max(1);

@@ -104,22 +104,22 @@ async fn the_orchestrator_plans_and_runs_a_request_on_the_local_model() {
         ))
         .build()
         .unwrap();
-    let format = r#"Answer with the plan in this XML form and nothing else:
-<tasks>
-  <task id="weather_paris" type="lookup" processor="weather" priority="1">
-    <description>Look up the weather in Paris.</description>
-    <metadata><item key="city">Paris</item></metadata>
+    // A 135M model ignores a described format but follows a demonstrated plan.
+    let example_plan = r#"<tasks>
+  <task id="weather_tokyo" type="lookup" processor="weather" priority="1">
+    <description>Look up the weather in Tokyo.</description>
+    <metadata><item key="city">Tokyo</item></metadata>
   </task>
   <task id="note" type="write" processor="writer" priority="2">
     <description>Write a short note.</description>
-    <dependencies><dep>weather_paris</dep></dependencies>
+    <dependencies><dep>weather_tokyo</dep></dependencies>
   </task>
 </tasks>"#;
     let orchestrator = FlexibleOrchestrator::builder("planner")
         .model(model)
         .analyzer(
             AnalyzerConfig::default()
-                .with_format_instructions(format)
+                .with_example("What is the weather in Tokyo? Write me a note.", example_plan)
                 .with_generate_config(greedy(400)),
         )
         .processor("weather", ToolProcessor::new(weather))

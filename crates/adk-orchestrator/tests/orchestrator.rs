@@ -336,6 +336,31 @@ async fn an_unusable_answer_is_sent_back_until_one_plans() {
 }
 
 #[tokio::test]
+async fn demonstrations_come_before_the_request() {
+    let plan = plan_xml(&[("a", "echo", &[])]);
+    let analyzer = ScriptedModel::new("analyzer").then_text(&plan);
+    let agent = orchestrator(analyzer.clone(), OrchestrationConfig::default())
+        .analyzer(AnalyzerConfig::default().with_example("Do x.", "<tasks>x</tasks>"))
+        .build()
+        .unwrap();
+    let run = AgentRun::new(Arc::new(agent), "Do y.").await;
+    assert!(run.error.is_none(), "{}", run.render());
+    let contents: Vec<(Option<adk_core::Role>, String)> = analyzer.requests()[0]
+        .contents
+        .iter()
+        .map(|content| (content.role, content.text().unwrap()))
+        .collect();
+    assert_eq!(
+        contents,
+        [
+            (Some(adk_core::Role::User), "Plan this request:\nDo x.".to_owned()),
+            (Some(adk_core::Role::Model), "<tasks>x</tasks>".to_owned()),
+            (Some(adk_core::Role::User), "Plan this request:\nDo y.".to_owned()),
+        ]
+    );
+}
+
+#[tokio::test]
 async fn the_run_fails_when_no_attempt_gives_a_plan() {
     let analyzer = ScriptedModel::new("analyzer")
         .then_text("<tasks><task id=\"a\"/></tasks>")

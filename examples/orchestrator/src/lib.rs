@@ -44,6 +44,29 @@ const FORMAT: &str = r#"Answer with the plan in this XML form and nothing else. 
   </task>
 </tasks>"#;
 
+/// A demonstration for the analyzer: a request and the plan it should get.
+const EXAMPLE_REQUEST: &str = "I am going to London and Oslo next week. What should I pack?";
+
+/// The plan of [`EXAMPLE_REQUEST`].
+const EXAMPLE_PLAN: &str = r#"<tasks>
+  <task id="weather_london" type="lookup" processor="weather" priority="1">
+    <description>Look up the weather in London.</description>
+    <metadata><item key="city">London</item></metadata>
+  </task>
+  <task id="weather_oslo" type="lookup" processor="weather" priority="1">
+    <description>Look up the weather in Oslo.</description>
+    <metadata><item key="city">Oslo</item></metadata>
+  </task>
+  <task id="pack" type="pack" processor="packing" priority="2">
+    <description>Make a packing list for the weather.</description>
+    <dependencies><dep>weather_london</dep><dep>weather_oslo</dep></dependencies>
+  </task>
+  <task id="note" type="write" processor="writer" priority="3">
+    <description>Write a short travel note.</description>
+    <dependencies><dep>weather_london</dep><dep>weather_oslo</dep><dep>pack</dep></dependencies>
+  </task>
+</tasks>"#;
+
 /// The arguments of `get_weather`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WeatherRequest {
@@ -159,6 +182,7 @@ pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
                      note that depends on the lookups and the packing list.",
                 )
                 .with_format_instructions(FORMAT)
+                .with_example(EXAMPLE_REQUEST, EXAMPLE_PLAN)
                 .with_generate_config(planning),
         )
         .processor("weather", weather)
