@@ -58,7 +58,11 @@ fn parse_and_plan(bencher: divan::Bencher<'_, '_>, count: usize) {
 #[divan::bench(args = [1000])]
 fn normalize_only(bencher: divan::Bencher<'_, '_>, count: usize) {
     let text = answer(count);
-    bencher.bench(|| XmlNormalizer::new().normalize(divan::black_box(&text)).unwrap());
+    bencher.bench(|| {
+        XmlNormalizer::new()
+            .normalize(divan::black_box(&text))
+            .unwrap()
+    });
 }
 
 #[divan::bench(args = [1000])]

@@ -12,10 +12,8 @@ pub const EVENT_METADATA_KEY: &str = "orchestrator";
 /// An event of the orchestrator, on the branch of `ctx`, showing `text` and carrying `status`.
 pub(crate) fn status_event(ctx: &InvocationContext, text: String, status: Value) -> Event {
     let mut event = ctx.new_event().with_content(Content::model(text));
-    event.response.custom_metadata = Some(Map::from_iter([(
-        EVENT_METADATA_KEY.to_owned(),
-        status,
-    )]));
+    event.response.custom_metadata =
+        Some(Map::from_iter([(EVENT_METADATA_KEY.to_owned(), status)]));
     event
 }
 

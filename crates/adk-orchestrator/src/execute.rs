@@ -24,7 +24,8 @@ use crate::{
 
 /// What a phase's stream yields: an event of a task, or the end of one.
 pub(crate) enum Progress {
-    Event(Event),
+    // Boxed: an event is far larger than the end of a task.
+    Event(Box<Event>),
     Done {
         id: String,
         outcome: Result<Value, TaskFailure>,
@@ -108,7 +109,7 @@ fn run_task(
                 ),
                 0,
             );
-            yield Progress::Event(failed_event(&ctx, &id, &failure, status("task_failed", 0)));
+            yield Progress::Event(Box::new(failed_event(&ctx, &id, &failure, status("task_failed", 0))));
             yield Progress::Done { id, outcome: Err(failure) };
             return;
         };
@@ -119,7 +120,7 @@ fn run_task(
             attempt: 1,
             ctx: ctx.clone(),
         };
-        yield Progress::Event(status_event(&ctx, input.brief(), status("task_started", 1)));
+        yield Progress::Event(Box::new(status_event(&ctx, input.brief(), status("task_started", 1))));
         let retry = execution.config.retry;
         for attempt in 1..=retry.max_attempts {
             let mut this_attempt = input.clone();
@@ -159,7 +160,7 @@ fn run_task(
             match outcome {
                 Ok(output) => {
                     let event = status_event(&ctx, output_text(&output), status("task_completed", attempt));
-                    yield Progress::Event(event);
+                    yield Progress::Event(Box::new(event));
                     yield Progress::Done { id, outcome: Ok(output) };
                     return;
                 }
@@ -171,11 +172,11 @@ fn run_task(
                     );
                     let mut note = status("task_retrying", attempt);
                     note["error"] = json!(failure.message);
-                    yield Progress::Event(status_event(&ctx, text, note));
+                    yield Progress::Event(Box::new(status_event(&ctx, text, note)));
                     tokio::time::sleep(delay).await;
                 }
                 Err(failure) => {
-                    yield Progress::Event(failed_event(&ctx, &id, &failure, status("task_failed", attempt)));
+                    yield Progress::Event(Box::new(failed_event(&ctx, &id, &failure, status("task_failed", attempt))));
                     yield Progress::Done { id, outcome: Err(failure) };
                     return;
                 }

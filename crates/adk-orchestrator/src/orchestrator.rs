@@ -302,7 +302,7 @@ impl FlexibleOrchestrator {
                             break;
                         }
                         Some(None) => break,
-                        Some(Some(Progress::Event(event))) => yield event,
+                        Some(Some(Progress::Event(event))) => yield *event,
                         Some(Some(Progress::Done { id, outcome })) => {
                             running.remove(&id);
                             match outcome {
@@ -411,7 +411,11 @@ fn sink_tasks(plan: &Plan) -> Vec<String> {
 
 /// The plan as text: one line per phase.
 fn plan_text(plan: &Plan) -> String {
-    let mut text = format!("Plan: {} task(s) in {} phase(s).", plan.task_count(), plan.phases().len());
+    let mut text = format!(
+        "Plan: {} task(s) in {} phase(s).",
+        plan.task_count(),
+        plan.phases().len()
+    );
     for (index, phase) in plan.phases().iter().enumerate() {
         let tasks: Vec<String> = phase
             .iter()
@@ -507,7 +511,10 @@ impl FlexibleOrchestratorBuilder {
         let model = self.model.ok_or_else(|| {
             Error::new(
                 ErrorKind::Config,
-                format!("orchestrator '{}' has no model; set one with `model`", self.name),
+                format!(
+                    "orchestrator '{}' has no model; set one with `model`",
+                    self.name
+                ),
             )
         })?;
         if self.processors.is_empty() {
@@ -535,7 +542,9 @@ impl FlexibleOrchestratorBuilder {
             analyzer: self.analyzer,
             processors: self.processors,
             sub_agents,
-            parser: self.parser.unwrap_or_else(|| Arc::new(XmlTaskParser::default())),
+            parser: self
+                .parser
+                .unwrap_or_else(|| Arc::new(XmlTaskParser::default())),
             planner: self
                 .planner
                 .unwrap_or_else(|| Arc::new(DependencyPlanCreator::new(max_tasks_per_phase))),

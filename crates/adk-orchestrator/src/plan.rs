@@ -241,10 +241,7 @@ impl Graph {
         let mut position = HashMap::from([(start, 0)]);
         let mut current = start;
         loop {
-            let Some(&next) = self.dependencies[current]
-                .iter()
-                .find(|&&d| waiting[d] > 0)
-            else {
+            let Some(&next) = self.dependencies[current].iter().find(|&&d| waiting[d] > 0) else {
                 return path;
             };
             if let Some(&at) = position.get(&next) {

@@ -34,7 +34,10 @@ impl TaskInput {
     /// an agent processor learns its task.
     pub fn brief(&self) -> String {
         let task = &self.task;
-        let mut brief = format!("Task {} ({}): {}", task.id, task.task_type, task.description);
+        let mut brief = format!(
+            "Task {} ({}): {}",
+            task.id, task.task_type, task.description
+        );
         if !task.metadata.is_empty() {
             brief.push_str("\nDetails:");
             for (key, value) in &task.metadata {
@@ -65,8 +68,8 @@ pub(crate) fn output_text(output: &Value) -> String {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum TaskStep {
-    /// An event of the task's work.
-    Event(Event),
+    /// An event of the task's work (boxed: an event is far larger than an output).
+    Event(Box<Event>),
     /// The task's result, read by the tasks that depend on it.
     Output(Value),
 }

@@ -19,8 +19,7 @@ use adk_local_model::{LocalModel, LocalModelConfig, LocalServer, ServerOptions};
 use adk_model::OpenAiModel;
 use adk_orchestrator::{
     AgentProcessor, AnalyzerConfig, DEFAULT_RESULT_KEY, FlexibleOrchestrator, FnProcessor,
-    LoopConfig, LoopEvent, LoopResult, OrchestratorResult, RunLoopAgent, StopReason,
-    ToolProcessor,
+    LoopConfig, LoopEvent, LoopResult, OrchestratorResult, RunLoopAgent, StopReason, ToolProcessor,
 };
 use adk_runner::Runner;
 use adk_session::InMemorySessionService;
@@ -99,9 +98,13 @@ async fn the_orchestrator_plans_and_runs_a_request_on_the_local_model() {
         .model(model.clone())
         .instruction("Write one short sentence from the task below.")
         .generate_config(greedy(60))
-        .config(LoopConfig::default().with_max_iterations(2).with_transform_context(
-            |history| async move { Ok(Arc::new(history.last().cloned().into_iter().collect())) },
-        ))
+        .config(
+            LoopConfig::default()
+                .with_max_iterations(2)
+                .with_transform_context(|history| async move {
+                    Ok(Arc::new(history.last().cloned().into_iter().collect()))
+                }),
+        )
         .build()
         .unwrap();
     // A 135M model ignores a described format but follows a demonstrated plan.
@@ -119,38 +122,62 @@ async fn the_orchestrator_plans_and_runs_a_request_on_the_local_model() {
         .model(model)
         .analyzer(
             AnalyzerConfig::default()
-                .with_example("What is the weather in Tokyo? Write me a note.", example_plan)
+                .with_example(
+                    "What is the weather in Tokyo? Write me a note.",
+                    example_plan,
+                )
                 .with_generate_config(greedy(400)),
         )
         .processor("weather", ToolProcessor::new(weather))
         .processor("writer", AgentProcessor::new(Arc::new(writer)))
-        .processor("echo", FnProcessor::new("Repeats its task.", |input| async move {
-            Ok(json!(input.task.description))
-        }))
+        .processor(
+            "echo",
+            FnProcessor::new("Repeats its task.", |input| async move {
+                Ok(json!(input.task.description))
+            }),
+        )
         .build()
         .unwrap();
 
-    let (events, state) = run(Arc::new(orchestrator), "What is the weather in Paris? Write me a note.").await;
+    let (events, state) = run(
+        Arc::new(orchestrator),
+        "What is the weather in Paris? Write me a note.",
+    )
+    .await;
     let seen = statuses(&events);
     eprintln!("statuses: {seen:?}");
     assert!(seen.contains(&"planned".to_owned()), "{seen:?}");
-    assert_eq!(seen.last().map(String::as_str), Some("finished"), "{seen:?}");
+    assert_eq!(
+        seen.last().map(String::as_str),
+        Some("finished"),
+        "{seen:?}"
+    );
     // Every task that started ended, one way or the other.
-    for status in seen.iter().filter(|status| status.starts_with("task_started ")) {
+    for status in seen
+        .iter()
+        .filter(|status| status.starts_with("task_started "))
+    {
         let task = status.trim_start_matches("task_started ");
         assert!(
-            seen.contains(&format!("task_completed {task}")) || seen.contains(&format!("task_failed {task}")),
+            seen.contains(&format!("task_completed {task}"))
+                || seen.contains(&format!("task_failed {task}")),
             "{task} never ended: {seen:?}"
         );
     }
-    let result = OrchestratorResult::from_value(&state[DEFAULT_RESULT_KEY]).expect("the result is stored");
+    let result =
+        OrchestratorResult::from_value(&state[DEFAULT_RESULT_KEY]).expect("the result is stored");
     assert!(!result.phases.is_empty());
     assert_eq!(
         result.completed_tasks.len() + result.failed_tasks.len(),
         result.phases.iter().map(Vec::len).sum::<usize>()
     );
     // Task events are stored on their tasks' branches.
-    assert!(events.iter().any(|event| event.branch.as_deref().is_some_and(|branch| branch.starts_with("planner."))));
+    assert!(events.iter().any(|event| {
+        event
+            .branch
+            .as_deref()
+            .is_some_and(|branch| branch.starts_with("planner."))
+    }));
 }
 
 #[tokio::test]
@@ -171,7 +198,10 @@ async fn the_run_loop_answers_with_a_tool_on_the_local_model() {
     let result = LoopResult::from_event(events.last().unwrap()).expect("the loop's result");
     eprintln!("result: {result:?}");
     assert!(
-        matches!(result.stop_reason, StopReason::Finish | StopReason::MaxIterations),
+        matches!(
+            result.stop_reason,
+            StopReason::Finish | StopReason::MaxIterations
+        ),
         "{result:?}"
     );
     assert!(result.iterations >= 1);
@@ -202,11 +232,15 @@ async fn a_real_context_overflow_is_typed_and_trimmed() {
     let agent = RunLoopAgent::builder("assistant")
         .model(model)
         .generate_config(greedy(20))
-        .config(LoopConfig::default().with_max_iterations(1).with_event_hook(move |event| {
-            if let LoopEvent::ContextTrimmed { from, to } = event {
-                seen.lock().push((*from, *to));
-            }
-        }))
+        .config(
+            LoopConfig::default()
+                .with_max_iterations(1)
+                .with_event_hook(move |event| {
+                    if let LoopEvent::ContextTrimmed { from, to } = event {
+                        seen.lock().push((*from, *to));
+                    }
+                }),
+        )
         .build()
         .unwrap();
     let sessions = Arc::new(InMemorySessionService::new());
@@ -226,7 +260,10 @@ async fn a_real_context_overflow_is_typed_and_trimmed() {
             .expect("an earlier turn runs");
     }
     let trims_before = trimmed.lock().len();
-    assert!(trims_before >= 1, "the history overflowed on an earlier turn");
+    assert!(
+        trims_before >= 1,
+        "the history overflowed on an earlier turn"
+    );
     let events: Vec<Event> = runner
         .run("user", "s1", Content::user("Say hi."), RunConfig::default())
         .try_collect()
@@ -235,5 +272,8 @@ async fn a_real_context_overflow_is_typed_and_trimmed() {
     let result = LoopResult::from_event(events.last().unwrap()).expect("the loop's result");
     eprintln!("trims: {:?}, result: {result:?}", trimmed.lock());
     assert_eq!(result.stop_reason, StopReason::Finish, "{result:?}");
-    assert!(trimmed.lock().len() > trims_before, "the last turn was trimmed too");
+    assert!(
+        trimmed.lock().len() > trims_before,
+        "the last turn was trimmed too"
+    );
 }

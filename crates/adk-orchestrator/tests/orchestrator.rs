@@ -27,7 +27,11 @@ fn echo() -> FnProcessor {
             .iter()
             .map(|(id, output)| format!("{id}={}", output.as_str().unwrap_or_default()))
             .collect();
-        Ok(json!(format!("done {} [{}]", input.task.id, inputs.join(" "))))
+        Ok(json!(format!(
+            "done {} [{}]",
+            input.task.id,
+            inputs.join(" ")
+        )))
     })
 }
 
@@ -84,24 +88,42 @@ async fn a_plan_with_dependencies_runs_phase_by_phase() {
 
     let result = result_of(&run);
     assert_eq!(result.phases, [vec!["a", "b"], vec!["c"], vec!["d"]]);
-    assert_eq!(result.completed_tasks["c"], json!("done c [a=done a [] b=done b []]"));
+    assert_eq!(
+        result.completed_tasks["c"],
+        json!("done c [a=done a [] b=done b []]")
+    );
     assert!(result.is_success());
     // The summary shows the final task's output.
     let summary = run.events.last().unwrap().text().unwrap();
     assert!(summary.starts_with("done d [c="), "{summary}");
-    assert!(summary.contains("4 of 4 tasks completed in 3 phase(s)"), "{summary}");
+    assert!(
+        summary.contains("4 of 4 tasks completed in 3 phase(s)"),
+        "{summary}"
+    );
 
     // The analyzer was told the processors and asked to plan the user's request.
     let request = &analyzer.requests()[0];
     let instruction = request.system_instruction.as_deref().unwrap();
-    assert!(instruction.contains("- echo: Does a step."), "{instruction}");
-    assert!(request.contents[0].text().unwrap().contains("Do the four steps."));
+    assert!(
+        instruction.contains("- echo: Does a step."),
+        "{instruction}"
+    );
+    assert!(
+        request.contents[0]
+            .text()
+            .unwrap()
+            .contains("Do the four steps.")
+    );
 
     // Task events are on the task's own branch.
     let started_c = run
         .events
         .iter()
-        .find(|event| event.text().is_some_and(|text| text.starts_with("Task c (step)")))
+        .find(|event| {
+            event
+                .text()
+                .is_some_and(|text| text.starts_with("Task c (step)"))
+        })
         .unwrap();
     assert_eq!(started_c.branch.as_deref(), Some("planner.c"));
 }
@@ -162,34 +184,57 @@ async fn a_failing_task_is_retried_then_failed_while_its_siblings_complete() {
         ("after_bad", "echo", &["bad"]),
         ("after_good", "echo", &["good"]),
     ]);
-    let agent = orchestrator(ScriptedModel::new("analyzer").then_text(&plan), fast_retries(3))
-        .processor("flaky", flaky)
-        .build()
-        .unwrap();
+    let agent = orchestrator(
+        ScriptedModel::new("analyzer").then_text(&plan),
+        fast_retries(3),
+    )
+    .processor("flaky", flaky)
+    .build()
+    .unwrap();
     let run = AgentRun::new(Arc::new(agent), "Try.").await;
     assert!(run.error.is_none(), "{}", run.render());
     assert_eq!(attempts.load(Ordering::SeqCst), 3);
 
     let seen = statuses(&run.events);
-    let bad: Vec<&String> = seen.iter().filter(|status| status.ends_with(" bad")).collect();
+    let bad: Vec<&String> = seen
+        .iter()
+        .filter(|status| status.ends_with(" bad"))
+        .collect();
     assert_eq!(
         bad,
-        ["task_started bad", "task_retrying bad", "task_retrying bad", "task_failed bad"]
+        [
+            "task_started bad",
+            "task_retrying bad",
+            "task_retrying bad",
+            "task_failed bad"
+        ]
     );
     assert!(seen.contains(&"task_completed good".to_owned()), "{seen:?}");
-    assert!(seen.contains(&"task_completed after_good".to_owned()), "{seen:?}");
+    assert!(
+        seen.contains(&"task_completed after_good".to_owned()),
+        "{seen:?}"
+    );
     // The task that depends on the failed one never starts.
-    assert!(!seen.contains(&"task_started after_bad".to_owned()), "{seen:?}");
+    assert!(
+        !seen.contains(&"task_started after_bad".to_owned()),
+        "{seen:?}"
+    );
 
     let result = result_of(&run);
     let failure = &result.failed_tasks["bad"];
     assert_eq!(failure.reason, FailureReason::Error);
     assert_eq!(failure.attempts, 3);
     assert!(failure.message.contains("attempt 3 broke"), "{failure}");
-    assert_eq!(result.failed_tasks["after_bad"].reason, FailureReason::DependencyFailed);
+    assert_eq!(
+        result.failed_tasks["after_bad"].reason,
+        FailureReason::DependencyFailed
+    );
     assert_eq!(result.completed_tasks.len(), 2);
     let summary = run.events.last().unwrap().text().unwrap();
-    assert!(summary.contains("failed: after_bad: dependency_failed, bad: error"), "{summary}");
+    assert!(
+        summary.contains("failed: after_bad: dependency_failed, bad: error"),
+        "{summary}"
+    );
 }
 
 #[tokio::test]
@@ -207,13 +252,19 @@ async fn a_task_that_fails_once_succeeds_on_retry() {
         }
     });
     let plan = plan_xml(&[("t", "once", &[])]);
-    let agent = orchestrator(ScriptedModel::new("analyzer").then_text(&plan), fast_retries(3))
-        .processor("once", once)
-        .build()
-        .unwrap();
+    let agent = orchestrator(
+        ScriptedModel::new("analyzer").then_text(&plan),
+        fast_retries(3),
+    )
+    .processor("once", once)
+    .build()
+    .unwrap();
     let run = AgentRun::new(Arc::new(agent), "Try.").await;
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
-    assert_eq!(result_of(&run).completed_tasks["t"], json!("second time lucky"));
+    assert_eq!(
+        result_of(&run).completed_tasks["t"],
+        json!("second time lucky")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -276,30 +327,46 @@ async fn cancellation_stops_the_running_phase_and_no_later_phase_starts() {
         ("later", "echo", &["first"]),
     ]);
     let agent: Arc<dyn Agent> = Arc::new(
-        orchestrator(ScriptedModel::new("analyzer").then_text(&plan), OrchestrationConfig::default())
-            .processor("cancel", canceller)
-            .build()
-            .unwrap(),
+        orchestrator(
+            ScriptedModel::new("analyzer").then_text(&plan),
+            OrchestrationConfig::default(),
+        )
+        .processor("cancel", canceller)
+        .build()
+        .unwrap(),
     );
     let token = tokio_util::sync::CancellationToken::new();
-    let ctx = InvocationContext::builder(agent.clone(), Session::new(SessionKey::new("a", "u", "s")))
-        .user_content(Content::user("Go."))
-        .cancellation(token.clone())
-        .build()
-        .unwrap();
+    let ctx =
+        InvocationContext::builder(agent.clone(), Session::new(SessionKey::new("a", "u", "s")))
+            .user_content(Content::user("Go."))
+            .cancellation(token.clone())
+            .build()
+            .unwrap();
     let events: Vec<_> = agent.run(ctx).collect().await;
     let events: Vec<_> = events.into_iter().map(Result::unwrap).collect();
     assert!(token.is_cancelled());
-    assert_eq!(stopped.load(Ordering::SeqCst), 2, "both running tasks were dropped");
+    assert_eq!(
+        stopped.load(Ordering::SeqCst),
+        2,
+        "both running tasks were dropped"
+    );
 
     let seen = statuses(&events);
     assert!(seen.contains(&"task_started first".to_owned()), "{seen:?}");
-    assert!(!seen.iter().any(|status| status.ends_with(" later")), "{seen:?}");
+    assert!(
+        !seen.iter().any(|status| status.ends_with(" later")),
+        "{seen:?}"
+    );
     let last = events.last().unwrap();
-    let result = OrchestratorResult::from_value(&last.actions.state_delta[DEFAULT_RESULT_KEY]).unwrap();
+    let result =
+        OrchestratorResult::from_value(&last.actions.state_delta[DEFAULT_RESULT_KEY]).unwrap();
     assert!(result.cancelled);
     for id in ["first", "sibling", "later"] {
-        assert_eq!(result.failed_tasks[id].reason, FailureReason::Cancelled, "{id}");
+        assert_eq!(
+            result.failed_tasks[id].reason,
+            FailureReason::Cancelled,
+            "{id}"
+        );
     }
 }
 
@@ -330,8 +397,14 @@ async fn an_unusable_answer_is_sent_back_until_one_plans() {
         .filter_map(Content::text)
         .collect();
     assert_eq!(last_contents.len(), 5, "{last_contents:?}");
-    assert!(last_contents[2].contains("no_tasks_section"), "{last_contents:?}");
-    assert!(last_contents[4].contains("a -> b -> a"), "{last_contents:?}");
+    assert!(
+        last_contents[2].contains("no_tasks_section"),
+        "{last_contents:?}"
+    );
+    assert!(
+        last_contents[4].contains("a -> b -> a"),
+        "{last_contents:?}"
+    );
     assert_eq!(result_of(&run).completed_tasks["a"], json!("done a []"));
 }
 
@@ -353,9 +426,15 @@ async fn demonstrations_come_before_the_request() {
     assert_eq!(
         contents,
         [
-            (Some(adk_core::Role::User), "Plan this request:\nDo x.".to_owned()),
+            (
+                Some(adk_core::Role::User),
+                "Plan this request:\nDo x.".to_owned()
+            ),
             (Some(adk_core::Role::Model), "<tasks>x</tasks>".to_owned()),
-            (Some(adk_core::Role::User), "Plan this request:\nDo y.".to_owned()),
+            (
+                Some(adk_core::Role::User),
+                "Plan this request:\nDo y.".to_owned()
+            ),
         ]
     );
 }
@@ -372,9 +451,14 @@ async fn the_run_fails_when_no_attempt_gives_a_plan() {
     let run = AgentRun::new(Arc::new(agent), "Plan it.").await;
     let error = run.error.as_ref().expect("the run fails");
     assert_eq!(error.kind(), ErrorKind::Agent);
-    assert!(error.message().contains("no usable plan in 2 attempt(s)"), "{error}");
+    assert!(
+        error.message().contains("no usable plan in 2 attempt(s)"),
+        "{error}"
+    );
     let analysis = error.downcast_source::<AnalysisError>().unwrap();
-    assert!(matches!(&analysis.last, AnalysisFailure::Model(model) if model.message() == "the model is down"));
+    assert!(
+        matches!(&analysis.last, AnalysisFailure::Model(model) if model.message() == "the model is down")
+    );
 
     let analyzer = ScriptedModel::new("analyzer").then_text("<tasks><task id=\"a\"/></tasks>");
     let agent = orchestrator(analyzer, OrchestrationConfig::default())
@@ -382,7 +466,12 @@ async fn the_run_fails_when_no_attempt_gives_a_plan() {
         .build()
         .unwrap();
     let run = AgentRun::new(Arc::new(agent), "Plan it.").await;
-    let analysis = run.error.as_ref().unwrap().downcast_source::<AnalysisError>().unwrap();
+    let analysis = run
+        .error
+        .as_ref()
+        .unwrap()
+        .downcast_source::<AnalysisError>()
+        .unwrap();
     assert!(
         matches!(&analysis.last, AnalysisFailure::Parse(parse) if parse.code == XmlErrorCode::MalformedTasks)
     );
@@ -420,20 +509,38 @@ async fn tool_and_agent_processors_and_an_unknown_processor() {
     assert!(run.error.is_none(), "{}", run.render());
     let log = run.render();
     // The tool's call and response are events of the task, on its branch, with its state change.
-    assert!(log.contains(r#"planner@planner.look: call lookup {"city":"Paris"}"#), "{log}");
+    assert!(
+        log.contains(r#"planner@planner.look: call lookup {"city":"Paris"}"#),
+        "{log}"
+    );
     assert!(
         log.contains(r#"planner@planner.look: response lookup {"city":"Paris","sky":"sunny"} [last_lookup="Paris"]"#),
         "{log}"
     );
     // The agent answered on its branch, and read its task with the tool's result.
-    assert!(log.contains(r#"writer@planner.write: "Paris is sunny today.""#), "{log}");
+    assert!(
+        log.contains(r#"writer@planner.write: "Paris is sunny today.""#),
+        "{log}"
+    );
     let brief = writer_model.requests()[0].contents[0].text().unwrap();
-    assert!(brief.contains("Task write (write): Write it up."), "{brief}");
-    assert!(brief.contains(r#"- look: {"city":"Paris","sky":"sunny"}"#), "{brief}");
+    assert!(
+        brief.contains("Task write (write): Write it up."),
+        "{brief}"
+    );
+    assert!(
+        brief.contains(r#"- look: {"city":"Paris","sky":"sunny"}"#),
+        "{brief}"
+    );
 
     let result = result_of(&run);
-    assert_eq!(result.completed_tasks["write"], json!("Paris is sunny today."));
-    assert_eq!(result.failed_tasks["odd"].reason, FailureReason::NoProcessor);
+    assert_eq!(
+        result.completed_tasks["write"],
+        json!("Paris is sunny today.")
+    );
+    assert_eq!(
+        result.failed_tasks["odd"].reason,
+        FailureReason::NoProcessor
+    );
     assert_eq!(
         result.failed_tasks["odd"].message,
         "no processor is registered as 'nobody'; the processors are: weather, writer"
@@ -465,9 +572,12 @@ async fn the_run_is_traced_with_phase_and_task_spans() {
     let _default = tracing::subscriber::set_default(subscriber);
 
     let plan = plan_xml(&[("a", "echo", &[]), ("b", "echo", &["a"])]);
-    let agent = orchestrator(ScriptedModel::new("analyzer").then_text(&plan), OrchestrationConfig::default())
-        .build()
-        .unwrap();
+    let agent = orchestrator(
+        ScriptedModel::new("analyzer").then_text(&plan),
+        OrchestrationConfig::default(),
+    )
+    .build()
+    .unwrap();
     let run = AgentRun::new(Arc::new(agent), "Trace me.").await;
     assert!(run.error.is_none(), "{}", run.render());
     let spans = store.session_spans("test_session");
@@ -475,7 +585,12 @@ async fn the_run_is_traced_with_phase_and_task_spans() {
         spans
             .iter()
             .find(|span| span.name == name)
-            .unwrap_or_else(|| panic!("no span {name}: {:?}", spans.iter().map(|s| &s.name).collect::<Vec<_>>()))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no span {name}: {:?}",
+                    spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+                )
+            })
     };
     let agent_span = named("invoke_agent planner");
     let call = named("call_llm");

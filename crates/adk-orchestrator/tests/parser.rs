@@ -131,7 +131,10 @@ fn malformed_tasks_are_their_own_error() {
     let cases = [
         (CLEAN.replace(r#" processor="writer""#, ""), "processor"),
         (CLEAN.replace(r#"id="t2""#, ""), "id"),
-        (CLEAN.replace(r#"priority="1""#, r#"priority="high""#), "priority"),
+        (
+            CLEAN.replace(r#"priority="1""#, r#"priority="high""#),
+            "priority",
+        ),
         (CLEAN.replace(r#"id="t2""#, r#"id="t1""#), "two tasks"),
         ("<tasks>\n</tasks>".to_owned(), "no tasks"),
     ];

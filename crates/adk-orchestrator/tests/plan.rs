@@ -66,12 +66,7 @@ fn phases_over_the_limit_are_split() {
         .collect();
     assert_eq!(
         phases(DependencyPlanCreator::new(2), tasks),
-        [
-            vec!["t4", "t3"],
-            vec!["t2", "t1"],
-            vec!["t0"],
-            vec!["last"]
-        ]
+        [vec!["t4", "t3"], vec!["t2", "t1"], vec!["t0"], vec!["last"]]
     );
     assert_eq!(DependencyPlanCreator::new(0).max_tasks_per_phase, 10);
 }

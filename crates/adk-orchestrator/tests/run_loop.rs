@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use adk_core::{
     Content, ErrorKind, Event, FunctionDeclaration, InvocationContext, LlmResponse, Result,
-    RunConfig, Session, SessionKey, StreamingMode, UsageMetadata, USER_AUTHOR,
+    RunConfig, Session, SessionKey, StreamingMode, USER_AUTHOR, UsageMetadata,
 };
 use adk_orchestrator::{
     DefaultStrategy, LoopConfig, LoopEvent, LoopResult, RunLoopAgent, StopReason, ToolUsePolicy,
@@ -46,12 +46,16 @@ fn text(text: &str) -> LlmResponse {
 fn call(name: &str, args: Value) -> LlmResponse {
     LlmResponse::new(Content::new(
         adk_core::Role::Model,
-        [adk_core::Part::function_call(adk_core::FunctionCall::new(name, args))],
+        [adk_core::Part::function_call(adk_core::FunctionCall::new(
+            name, args,
+        ))],
     ))
 }
 
 fn weather() -> Arc<dyn Tool> {
-    ClosureTool::shared("weather", |_ctx, args| Ok(json!({"city": args["city"], "sky": "sunny"})))
+    ClosureTool::shared("weather", |_ctx, args| {
+        Ok(json!({"city": args["city"], "sky": "sunny"}))
+    })
 }
 
 #[tokio::test]
@@ -85,12 +89,28 @@ async fn finish_after_a_tool_call_with_usage_output_and_hook() {
     assert_eq!(run.session.state["answer"], json!("It is sunny in Paris."));
     assert_eq!(
         *seen.lock(),
-        ["start 1", "model 1", "tools weather", "start 2", "model 0", "stopped finish"]
+        [
+            "start 1",
+            "model 1",
+            "tools weather",
+            "start 2",
+            "model 0",
+            "stopped finish"
+        ]
     );
     let log = run.render();
-    assert!(log.contains(r#"assistant: call weather {"city":"Paris"}"#), "{log}");
-    assert!(log.contains(r#"assistant: response weather {"city":"Paris","sky":"sunny"}"#), "{log}");
-    assert!(log.ends_with("assistant: \"It is sunny in Paris.\" [answer=\"It is sunny in Paris.\"]\n"), "{log}");
+    assert!(
+        log.contains(r#"assistant: call weather {"city":"Paris"}"#),
+        "{log}"
+    );
+    assert!(
+        log.contains(r#"assistant: response weather {"city":"Paris","sky":"sunny"}"#),
+        "{log}"
+    );
+    assert!(
+        log.ends_with("assistant: \"It is sunny in Paris.\" [answer=\"It is sunny in Paris.\"]\n"),
+        "{log}"
+    );
 
     // The second request holds the question, the call and its response; tools were declared.
     let requests = model.requests();
@@ -121,7 +141,10 @@ async fn max_iterations_stops_a_model_that_keeps_calling_tools() {
         Some("Stopped after 2 iterations without a final answer.")
     );
     // Every call got its response before the loop stopped.
-    let responses = run.events.iter().filter(|event| event.function_responses().next().is_some());
+    let responses = run
+        .events
+        .iter()
+        .filter(|event| event.function_responses().next().is_some());
     assert_eq!(responses.count(), 2);
 }
 
@@ -134,7 +157,10 @@ async fn a_model_error_stops_with_error() {
     assert_eq!(result.stop_reason, StopReason::Error);
     assert_eq!(result.error.as_deref(), Some("model: the provider is down"));
     assert_eq!(result.output, None);
-    assert_eq!(run.events.last().unwrap().response.error_code.as_deref(), Some("ERROR"));
+    assert_eq!(
+        run.events.last().unwrap().response.error_code.as_deref(),
+        Some("ERROR")
+    );
 }
 
 #[tokio::test]
@@ -142,7 +168,10 @@ async fn the_model_call_limit_is_an_error_stop() {
     let model = ScriptedModel::new("m")
         .then(call("weather", json!({"city": "A"})))
         .then(text("never"));
-    let agent = agent(&model, LoopConfig::default()).tool(weather()).build().unwrap();
+    let agent = agent(&model, LoopConfig::default())
+        .tool(weather())
+        .build()
+        .unwrap();
     let session = Session::new(SessionKey::new("app", "u", "s"));
     let config = RunConfig::default().with_max_llm_calls(1);
     let run = AgentRun::on_session(Arc::new(agent), session, Content::user("Hi."), config).await;
@@ -160,13 +189,19 @@ async fn cancelling_the_invocation_aborts_the_loop() {
         ctx.cancellation().cancel();
         Ok(json!("cancelled"))
     });
-    let agent = agent(&model, LoopConfig::default()).tool(canceller).build().unwrap();
+    let agent = agent(&model, LoopConfig::default())
+        .tool(canceller)
+        .build()
+        .unwrap();
     let run = AgentRun::new(Arc::new(agent), "Go.").await;
     let result = result_of(&run);
     assert_eq!(result.stop_reason, StopReason::Aborted);
     assert_eq!(result.iterations, 1);
     assert_eq!(model.remaining(), 1, "no model call after the cancellation");
-    assert_eq!(run.events.last().unwrap().response.error_code.as_deref(), Some("ABORTED"));
+    assert_eq!(
+        run.events.last().unwrap().response.error_code.as_deref(),
+        Some("ABORTED")
+    );
 }
 
 #[tokio::test]
@@ -186,11 +221,21 @@ async fn a_spent_budget_stops_before_the_next_call() {
     assert_eq!(result.iterations, 2);
     assert_eq!(model.remaining(), 1);
     // The call that went over the budget still got its response.
-    let responses = run.events.iter().filter(|event| event.function_responses().next().is_some());
+    let responses = run
+        .events
+        .iter()
+        .filter(|event| event.function_responses().next().is_some());
     assert_eq!(responses.count(), 2);
     let last = run.events.last().unwrap();
-    assert_eq!(last.response.error_code.as_deref(), Some("BUDGET_EXHAUSTED"));
-    assert!(last.text().unwrap().contains("120 used"), "{:?}", last.text());
+    assert_eq!(
+        last.response.error_code.as_deref(),
+        Some("BUDGET_EXHAUSTED")
+    );
+    assert!(
+        last.text().unwrap().contains("120 used"),
+        "{:?}",
+        last.text()
+    );
 }
 
 #[tokio::test]
@@ -255,7 +300,11 @@ fn gathering(needed: usize) -> Arc<Gathering> {
 
 fn three_calls() -> ScriptedModel {
     ScriptedModel::new("m")
-        .then_calls(&[("gather", json!({})), ("gather", json!({})), ("gather", json!({}))])
+        .then_calls(&[
+            ("gather", json!({})),
+            ("gather", json!({})),
+            ("gather", json!({})),
+        ])
         .then_text("done")
 }
 
@@ -264,15 +313,22 @@ async fn tool_calls_run_in_parallel_up_to_the_limit_or_one_by_one() {
     for (strategy, limit, expected) in [
         (DefaultStrategy::new(), 2, 2),
         (DefaultStrategy::new(), 3, 3),
-        (DefaultStrategy::new().with_tool_use_policy(ToolUsePolicy::Sequential), 3, 1),
+        (
+            DefaultStrategy::new().with_tool_use_policy(ToolUsePolicy::Sequential),
+            3,
+            1,
+        ),
     ] {
         let tool = gathering(expected);
         let model = three_calls();
-        let agent = agent(&model, LoopConfig::default().with_max_tool_concurrency(limit))
-            .strategy(Arc::new(strategy))
-            .tool(tool.clone())
-            .build()
-            .unwrap();
+        let agent = agent(
+            &model,
+            LoopConfig::default().with_max_tool_concurrency(limit),
+        )
+        .strategy(Arc::new(strategy))
+        .tool(tool.clone())
+        .build()
+        .unwrap();
         let run = AgentRun::new(Arc::new(agent), "Gather.").await;
         assert_eq!(result_of(&run).stop_reason, StopReason::Finish);
         assert_eq!(tool.most.load(Ordering::SeqCst), expected, "limit {limit}");
@@ -282,9 +338,13 @@ async fn tool_calls_run_in_parallel_up_to_the_limit_or_one_by_one() {
 #[tokio::test]
 async fn with_tools_disabled_none_is_offered_and_a_call_gets_an_error() {
     let tool = gathering(1);
-    let model = ScriptedModel::new("m").then_call("gather", json!({})).then_text("ok");
+    let model = ScriptedModel::new("m")
+        .then_call("gather", json!({}))
+        .then_text("ok");
     let agent = agent(&model, LoopConfig::default())
-        .strategy(Arc::new(DefaultStrategy::new().with_tool_use_policy(ToolUsePolicy::Disabled)))
+        .strategy(Arc::new(
+            DefaultStrategy::new().with_tool_use_policy(ToolUsePolicy::Disabled),
+        ))
         .tool(tool.clone())
         .build()
         .unwrap();
@@ -293,7 +353,9 @@ async fn with_tools_disabled_none_is_offered_and_a_call_gets_an_error() {
     assert!(model.requests()[0].tools.is_empty());
     assert_eq!(tool.most.load(Ordering::SeqCst), 0);
     assert!(
-        run.render().contains(r#"response gather {"error":"there is no tool named 'gather'; the tools are: none"}"#),
+        run.render().contains(
+            r#"response gather {"error":"there is no tool named 'gather'; the tools are: none"}"#
+        ),
         "{}",
         run.render()
     );
@@ -301,15 +363,22 @@ async fn with_tools_disabled_none_is_offered_and_a_call_gets_an_error() {
 
 #[tokio::test(start_paused = true)]
 async fn a_tool_over_its_timeout_is_answered_with_an_error() {
-    let model = ScriptedModel::new("m").then_call("gather", json!({})).then_text("gave up");
-    let agent = agent(&model, LoopConfig::default().with_tool_timeout(Duration::from_secs(5)))
-        .tool(gathering(0))
-        .build()
-        .unwrap();
+    let model = ScriptedModel::new("m")
+        .then_call("gather", json!({}))
+        .then_text("gave up");
+    let agent = agent(
+        &model,
+        LoopConfig::default().with_tool_timeout(Duration::from_secs(5)),
+    )
+    .tool(gathering(0))
+    .build()
+    .unwrap();
     let run = AgentRun::new(Arc::new(agent), "Wait.").await;
     assert_eq!(result_of(&run).stop_reason, StopReason::Finish);
     assert!(
-        run.render().contains(r#"response gather {"error":"tool 'gather' did not answer within 5s; it was stopped"}"#),
+        run.render().contains(
+            r#"response gather {"error":"tool 'gather' did not answer within 5s; it was stopped"}"#
+        ),
         "{}",
         run.render()
     );
@@ -357,10 +426,21 @@ async fn a_context_overflow_trims_the_history_and_retries_once() {
     let requests = model.requests();
     assert_eq!(requests[0].contents.len(), 9);
     // The first message and the newer half are kept.
-    let kept: Vec<String> = requests[1].contents.iter().filter_map(Content::text).collect();
+    let kept: Vec<String> = requests[1]
+        .contents
+        .iter()
+        .filter_map(Content::text)
+        .collect();
     assert_eq!(
         kept,
-        ["question 0", "question 2", "answer 2", "question 3", "answer 3", "last question"]
+        [
+            "question 0",
+            "question 2",
+            "answer 2",
+            "question 3",
+            "answer 3",
+            "last question"
+        ]
     );
     assert_eq!(*trimmed.lock(), Some((9, 6)));
 }
@@ -380,7 +460,10 @@ async fn a_second_overflow_in_one_iteration_is_an_error_stop() {
     .await;
     let result = result_of(&run);
     assert_eq!(result.stop_reason, StopReason::Error);
-    assert_eq!(result.error.as_deref(), Some("context_overflow: still too many tokens"));
+    assert_eq!(
+        result.error.as_deref(),
+        Some("context_overflow: still too many tokens")
+    );
 }
 
 #[tokio::test]
@@ -423,9 +506,12 @@ async fn llama_cpp_overflow_through_the_openai_adapter_is_trimmed_and_retried() 
 #[tokio::test]
 async fn the_context_transform_shapes_what_the_model_sees() {
     let model = ScriptedModel::new("m").then_text("ok");
-    let config = LoopConfig::default().with_transform_context(|history: Arc<Vec<Content>>| async move {
-        Ok(Arc::new(history.last().cloned().into_iter().collect::<Vec<_>>()))
-    });
+    let config =
+        LoopConfig::default().with_transform_context(|history: Arc<Vec<Content>>| async move {
+            Ok(Arc::new(
+                history.last().cloned().into_iter().collect::<Vec<_>>(),
+            ))
+        });
     let agent = agent(&model, config).build().unwrap();
     let run = AgentRun::on_session(
         Arc::new(agent),
@@ -435,7 +521,11 @@ async fn the_context_transform_shapes_what_the_model_sees() {
     )
     .await;
     assert_eq!(result_of(&run).stop_reason, StopReason::Finish);
-    let contents: Vec<String> = model.requests()[0].contents.iter().filter_map(Content::text).collect();
+    let contents: Vec<String> = model.requests()[0]
+        .contents
+        .iter()
+        .filter_map(Content::text)
+        .collect();
     assert_eq!(contents, ["only this"]);
 }
 
@@ -501,12 +591,16 @@ async fn dropping_the_stream_stops_a_running_tool() {
     let tool = Arc::new(Stuck::default());
     let model = ScriptedModel::new("m").then_call("stuck", json!({}));
     let agent: Arc<dyn adk_core::Agent> = Arc::new(
-        agent(&model, LoopConfig::default()).tool(tool.clone()).build().unwrap(),
+        agent(&model, LoopConfig::default())
+            .tool(tool.clone())
+            .build()
+            .unwrap(),
     );
-    let ctx = InvocationContext::builder(agent.clone(), Session::new(SessionKey::new("a", "u", "s")))
-        .user_content(Content::user("Go."))
-        .build()
-        .unwrap();
+    let ctx =
+        InvocationContext::builder(agent.clone(), Session::new(SessionKey::new("a", "u", "s")))
+            .user_content(Content::user("Go."))
+            .build()
+            .unwrap();
     let mut events = agent.run(ctx);
     let call = events.next().await.unwrap().unwrap();
     assert_eq!(call.function_calls().count(), 1);
@@ -517,7 +611,10 @@ async fn dropping_the_stream_stops_a_running_tool() {
     }
     assert!(!tool.dropped.load(Ordering::SeqCst));
     drop(events);
-    assert!(tool.dropped.load(Ordering::SeqCst), "the tool's call was dropped with the stream");
+    assert!(
+        tool.dropped.load(Ordering::SeqCst),
+        "the tool's call was dropped with the stream"
+    );
 }
 
 #[test]
@@ -530,5 +627,8 @@ fn building_needs_a_model_and_unique_tool_names() {
         .build()
         .err()
         .unwrap();
-    assert!(error.message().contains("two tools named 'weather'"), "{error}");
+    assert!(
+        error.message().contains("two tools named 'weather'"),
+        "{error}"
+    );
 }

@@ -24,7 +24,10 @@ async fn a_two_city_trip_is_planned_and_run() {
         answer.starts_with("Pack an umbrella for Tokyo and sunglasses for Paris."),
         "{answer}"
     );
-    assert!(answer.contains("4 of 4 tasks completed in 3 phase(s)"), "{answer}");
+    assert!(
+        answer.contains("4 of 4 tasks completed in 3 phase(s)"),
+        "{answer}"
+    );
     // The writer saw only its task, with the packing list the closure made.
     let writer_request = &model.requests()[1];
     assert_eq!(writer_request.contents.len(), 1);

@@ -74,7 +74,10 @@ async fn openai_context_length_exceeded_is_a_context_overflow() {
         let error = error_for(boxed_openai, 400, body.clone(), stream).await;
         assert_eq!(error.kind(), ErrorKind::ContextOverflow, "{error}");
         assert!(error.is_context_overflow());
-        assert!(error.message().contains("maximum context length"), "{error}");
+        assert!(
+            error.message().contains("maximum context length"),
+            "{error}"
+        );
     }
 }
 

@@ -239,9 +239,7 @@ fn read_tasks(xml: &str) -> Result<Vec<Task>, XmlError> {
             Event::Text(text) => reading
                 .text
                 .push_str(&text.xml_content(XmlVersion::Implicit1_0)),
-            Event::CData(data) => reading
-                .text
-                .push_str(&data.into_inner()),
+            Event::CData(data) => reading.text.push_str(&data.into_inner()),
             Event::GeneralRef(reference) => {
                 let resolved = match reference.resolve_char_ref().map_err(|e| invalid(&e))? {
                     Some(character) => character,

@@ -76,14 +76,12 @@ impl XmlNormalizer {
             let section = strip_code_fences(&content[start..end]);
             return Ok(Cow::Owned(format!("<tasks>{section}</tasks>")));
         }
-        Err(
-            XmlError::new(
-                XmlErrorCode::NoTasksSection,
-                "the answer holds no <tasks> section; answer with the plan as \
+        Err(XmlError::new(
+            XmlErrorCode::NoTasksSection,
+            "the answer holds no <tasks> section; answer with the plan as \
                  <tasks><task id=\"...\" type=\"...\" processor=\"...\">...</task></tasks>",
-            )
-            .with_detail("length", content.len()),
         )
+        .with_detail("length", content.len()))
     }
 
     /// Repairs XML as models write it: escapes `&` that starts no entity and `<` that starts no
@@ -150,10 +148,8 @@ impl<'a> Repair<'a> {
             };
         }
         for (start, end) in [("<!--", "-->"), ("<?", "?>"), ("<!", ">")] {
-            if rest.starts_with(start) {
-                return rest[start.len()..]
-                    .find(end)
-                    .map_or("", |at| &rest[start.len() + at + end.len()..]);
+            if let Some(body) = rest.strip_prefix(start) {
+                return body.find(end).map_or("", |at| &body[at + end.len()..]);
             }
         }
         match parse_tag(rest) {
@@ -189,7 +185,10 @@ impl<'a> Repair<'a> {
                 self.out.push('<');
                 self.out.push_str(&name);
                 for (index, (key, value)) in attributes.iter().enumerate() {
-                    if attributes[..index].iter().any(|(earlier, _)| earlier == key) {
+                    if attributes[..index]
+                        .iter()
+                        .any(|(earlier, _)| earlier == key)
+                    {
                         continue;
                     }
                     self.out.push(' ');
@@ -439,9 +438,11 @@ fn find_last_close_tag(text: &str, name: &str, start: usize) -> Option<usize> {
     let after = at + 2 + name.len();
     match bytes.get(after) {
         Some(b'>') => Some(after + 1),
-        Some(b) if b.is_ascii_whitespace() => {
-            Some(text[after..].find('>').map_or(text.len(), |end| after + end + 1))
-        }
+        Some(b) if b.is_ascii_whitespace() => Some(
+            text[after..]
+                .find('>')
+                .map_or(text.len(), |end| after + end + 1),
+        ),
         None => Some(after),
         Some(_) => None,
     }

@@ -59,7 +59,7 @@ impl TaskProcessor for AgentProcessor {
                 {
                     output = Value::String(text);
                 }
-                yield TaskStep::Event(event);
+                yield TaskStep::Event(Box::new(event));
             }
             yield TaskStep::Output(output);
         })

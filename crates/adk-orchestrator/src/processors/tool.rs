@@ -58,14 +58,14 @@ impl TaskProcessor for ToolProcessor {
             let call_event = ctx
                 .new_event()
                 .with_content(Content::new(Role::Model, [Part::function_call(call.clone())]));
-            yield TaskStep::Event(call_event);
+            yield TaskStep::Event(Box::new(call_event));
             // The orchestrator's task timeout bounds the call; it needs no limit of its own.
             let outcome = call_tool(&ctx, &tool, &call, None).await;
             let response_event = ctx
                 .new_event()
                 .with_content(Content::new(Role::User, [outcome.response]))
                 .with_actions(outcome.actions);
-            yield TaskStep::Event(response_event);
+            yield TaskStep::Event(Box::new(response_event));
             yield TaskStep::Output(outcome.result?);
         })
     }
@@ -86,7 +86,9 @@ fn parameter_names(tool: &dyn Tool) -> Vec<String> {
 
 /// The tool's arguments from the task's metadata, typed by the tool's parameter schema.
 fn arguments(tool: &dyn Tool, metadata: &BTreeMap<String, String>) -> Map<String, Value> {
-    let schema = tool.declaration().and_then(|declaration| declaration.parameters);
+    let schema = tool
+        .declaration()
+        .and_then(|declaration| declaration.parameters);
     let properties = schema
         .as_ref()
         .and_then(|schema| schema.get("properties"))

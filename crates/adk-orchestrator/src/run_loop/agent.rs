@@ -155,7 +155,10 @@ impl RunLoopAgentBuilder {
         let model = self.model.ok_or_else(|| {
             Error::new(
                 ErrorKind::Config,
-                format!("agent '{}' has no model; set one with `model`", self.agent_name),
+                format!(
+                    "agent '{}' has no model; set one with `model`",
+                    self.agent_name
+                ),
             )
         })?;
         for (index, tool) in self.tools.iter().enumerate() {

@@ -22,7 +22,10 @@ fn on_branch(event: &Event, branch: Option<&str>) -> bool {
     match (branch, event.branch.as_deref()) {
         (None, _) | (_, None) => true,
         (Some(branch), Some(own)) => {
-            branch == own || branch.strip_prefix(own).is_some_and(|rest| rest.starts_with('.'))
+            branch == own
+                || branch
+                    .strip_prefix(own)
+                    .is_some_and(|rest| rest.starts_with('.'))
         }
     }
 }
