@@ -4,16 +4,16 @@
 //! analyzer breaks the request into tasks in XML; the orchestrator runs them phase by phase with
 //! three kinds of processor:
 //!
-//! - `weather`: a tool processor calling `get_weather` (a fixed table, as in the quickstart), once
+//! - `weather`: a tool processor calling the quickstart's `get_weather` (a fixed table), once
 //!   per city, the cities' lookups at the same time;
 //! - `packing`: a closure that turns the weather it depends on into a packing list;
 //! - `writer`: an agent processor running a `RunLoopAgent` that writes the note from its task.
 //!
 //! Run it interactively with the `adk` command line: `cargo run -p adk-cli -- run orchestrator`.
 //!
-//! The analyzer gets one demonstration: a weather lookup for Tokyo, then a note. A hosted model
-//! (Gemini, OpenAI) plans other requests from it, adding a lookup per city and the packing list.
-//! The local SmolLM2-135M model is too small to plan: asked "What is the weather in Paris? Write
+//! The analyzer gets one demonstration: a weather lookup for Tokyo, then a note. With a hosted
+//! model (Gemini, OpenAI) it is meant to plan any such request from it: a lookup per city, then
+//! the packing list, then the note. The local SmolLM2-135M model is too small to plan: asked "What is the weather in Paris? Write
 //! me a note.", it answers with the demonstrated plan, which then runs in two phases; asked other
 //! things, its plans are often not plans, and the run says so after three attempts.
 
@@ -23,10 +23,9 @@ use adk::orchestrator::{
     AgentProcessor, AnalyzerConfig, FlexibleOrchestrator, FnProcessor, LoopConfig,
     OrchestrationConfig, RetryConfig, RunLoopAgent, TaskInput, ToolProcessor,
 };
-use adk::tool::{FunctionTool, ToolContext};
+use adk::tool::FunctionTool;
 use adk::{Agent, GenerateContentConfig, Llm, Result};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use quickstart::get_weather;
 use serde_json::{Value, json};
 
 /// The app name sessions of this example are stored under.
@@ -47,49 +46,6 @@ const EXAMPLE_PLAN: &str = r#"<tasks>
   </task>
 </tasks>"#;
 
-/// The arguments of `get_weather`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct WeatherRequest {
-    /// The city to report on, for example "Paris".
-    pub city: String,
-}
-
-/// What `get_weather` reports.
-#[derive(Debug, Serialize)]
-pub struct WeatherReport {
-    /// The city, as asked.
-    pub city: String,
-    /// The sky, in a word.
-    pub sky: &'static str,
-    /// The temperature in degrees Celsius.
-    pub celsius: f64,
-}
-
-/// Reports the weather of a few cities from a fixed table.
-pub async fn get_weather(
-    _ctx: Arc<dyn ToolContext>,
-    request: WeatherRequest,
-) -> std::result::Result<WeatherReport, String> {
-    let (sky, celsius) = match request.city.trim().to_lowercase().as_str() {
-        "paris" => ("sunny", 21.0),
-        "london" => ("cloudy", 16.5),
-        "tokyo" => ("rainy", 19.0),
-        "new york" => ("windy", 12.0),
-        "oslo" => ("snowy", -3.0),
-        _ => {
-            return Err(format!(
-                "no weather data for {}; try Paris, London, Tokyo, New York or Oslo",
-                request.city
-            ));
-        }
-    };
-    Ok(WeatherReport {
-        city: request.city,
-        sky,
-        celsius,
-    })
-}
-
 /// What to pack for the weather reports among `input`'s dependency outputs.
 pub fn packing_list(input: &TaskInput) -> Value {
     let mut items = vec!["passport".to_owned(), "phone charger".to_owned()];
@@ -105,7 +61,7 @@ pub fn packing_list(input: &TaskInput) -> Value {
         match sky {
             "rainy" => add(format!("umbrella (for {city})")),
             "sunny" => add(format!("sunglasses (for {city})")),
-            "snowy" => add(format!("boots (for {city})")),
+            "windy" => add(format!("windbreaker (for {city})")),
             _ => {}
         }
         if celsius < 10.0 {

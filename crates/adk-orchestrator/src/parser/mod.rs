@@ -178,8 +178,8 @@ impl Field {
     }
 }
 
-/// The names the format knows.
-const NAMES: [&str; 11] = [
+/// The elements of the plan format.
+const ELEMENTS: [&str; 11] = [
     "task",
     "description",
     "dependencies",
@@ -196,7 +196,7 @@ const NAMES: [&str; 11] = [
 /// The known name `name` is, in any case, without allocating: the normaliser lower-cases names,
 /// but a parser without normalisation sees them as the model wrote them.
 fn element(name: &str) -> Option<&'static str> {
-    NAMES
+    ELEMENTS
         .iter()
         .find(|known| known.eq_ignore_ascii_case(name))
         .copied()

@@ -8,23 +8,8 @@
 
 use std::borrow::Cow;
 
+use super::ELEMENTS;
 use super::error::{XmlError, XmlErrorCode};
-
-/// Elements of a plan that never contain themselves: opening one while another is open means the
-/// model forgot to close the first.
-const NON_NESTING: [&str; 11] = [
-    "tasks",
-    "task",
-    "description",
-    "dependencies",
-    "dep",
-    "metadata",
-    "item",
-    "id",
-    "type",
-    "processor",
-    "priority",
-];
 
 /// The entities XML defines; any other `&name;` is escaped as text.
 const XML_ENTITIES: [&str; 5] = ["amp", "lt", "gt", "quot", "apos"];
@@ -176,10 +161,9 @@ impl<'a> Repair<'a> {
                 attributes,
                 self_closing,
             } => {
-                if !self_closing
-                    && NON_NESTING.contains(&name.as_ref())
-                    && self.open.contains(&name)
-                {
+                // No element of a plan contains itself: opening one while another is open means
+                // the model forgot to close the first.
+                if !self_closing && ELEMENTS.contains(&name.as_ref()) && self.open.contains(&name) {
                     self.close_through(&name);
                 }
                 self.out.push('<');
