@@ -9,4 +9,5 @@ pub(crate) fn bundled(launcher: Launcher) -> Launcher {
         .app_on_model(multi_agent::APP_NAME, multi_agent::root_agent)
         .app_on_model(pipeline::APP_NAME, pipeline::root_agent)
         .app_on_model(confirmation::APP_NAME, confirmation::root_agent)
+        .app_on_model(orchestrator::APP_NAME, orchestrator::root_agent)
 }

@@ -66,7 +66,13 @@ async fn api_server_serves_every_bundled_agent_and_stops_on_sigterm() {
         .unwrap();
     assert_eq!(
         apps,
-        json!(["confirmation", "multi_agent", "pipeline", "quickstart"])
+        json!([
+            "confirmation",
+            "multi_agent",
+            "orchestrator",
+            "pipeline",
+            "quickstart"
+        ])
     );
     // Without the UI, `/` is not served.
     let root = client

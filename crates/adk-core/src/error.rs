@@ -38,6 +38,9 @@ pub enum ErrorKind {
     Config,
     /// The invocation called the model more often than `RunConfig::max_llm_calls` allows.
     LlmCallsLimitExceeded,
+    /// The request did not fit the model's context window: the provider rejected it as too many
+    /// tokens. Sending it again unchanged fails again; send less history.
+    ContextOverflow,
     /// The work was cancelled.
     Cancelled,
     /// A value could not be serialized or deserialized.
@@ -60,6 +63,7 @@ impl ErrorKind {
             Self::InvalidInput => "invalid_input",
             Self::Config => "config",
             Self::LlmCallsLimitExceeded => "llm_calls_limit_exceeded",
+            Self::ContextOverflow => "context_overflow",
             Self::Cancelled => "cancelled",
             Self::Serialization => "serialization",
         }
@@ -129,6 +133,35 @@ impl Error {
     /// The message, without the kind prefix that `Display` adds.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// Whether this error is, or wraps, a [context overflow](ErrorKind::ContextOverflow): the
+    /// model's context window was exceeded, so the call may succeed with a shorter history.
+    ///
+    /// An error wraps one when an [`Error`] of that kind is anywhere in its chain of sources (an
+    /// agent's error caused by its model's, say).
+    ///
+    /// ```
+    /// use adk_core::{Error, ErrorKind};
+    ///
+    /// let overflow = Error::new(ErrorKind::ContextOverflow, "prompt is 9000 tokens, limit 8192");
+    /// assert!(overflow.is_context_overflow());
+    /// let wrapped = Error::new(ErrorKind::Agent, "the planner failed").with_source(overflow);
+    /// assert!(wrapped.is_context_overflow());
+    /// assert!(!Error::new(ErrorKind::Model, "rate limited").is_context_overflow());
+    /// ```
+    pub fn is_context_overflow(&self) -> bool {
+        let mut current: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(error) = current {
+            if error
+                .downcast_ref::<Error>()
+                .is_some_and(|error| error.kind == ErrorKind::ContextOverflow)
+            {
+                return true;
+            }
+            current = error.source();
+        }
+        false
     }
 
     /// The source error downcast to `E`, when it is one.

@@ -144,6 +144,37 @@ impl Error {
         }
     }
 
+    /// Whether the provider rejected the call because the request does not fit the model's
+    /// context window, read from its answer:
+    ///
+    /// - OpenAI (and servers that copy its errors): the code `context_length_exceeded`;
+    /// - Gemini: HTTP 400 saying the input token count exceeds the maximum number of tokens;
+    /// - llama.cpp's server: the type `exceed_context_size_error` ("request (N tokens) exceeds the
+    ///   available context size"), or an older server's message about the context size.
+    ///
+    /// At the [`adk_core::Llm`] boundary such an error becomes an [`adk_core::Error`] of kind
+    /// [`ContextOverflow`](adk_core::ErrorKind::ContextOverflow), so that an agent can retry with
+    /// less history.
+    pub fn is_context_overflow(&self) -> bool {
+        if !matches!(
+            self.kind,
+            ErrorKind::Http {
+                status: 400 | 413 | 422
+            } | ErrorKind::Provider
+        ) {
+            return false;
+        }
+        if self.provider_status.as_deref().is_some_and(|status| {
+            status == "context_length_exceeded" || status == "exceed_context_size_error"
+        }) {
+            return true;
+        }
+        let text = self.body.as_deref().unwrap_or(&self.message);
+        CONTEXT_OVERFLOW_MARKERS
+            .iter()
+            .any(|marker| text.contains(marker))
+    }
+
     /// Classifies a reqwest failure; `during` says what was happening (`sending`, `reading`).
     pub(crate) fn from_reqwest(error: reqwest::Error, url: &str, during: &str) -> Self {
         let (kind, advice) = if error.is_timeout() {
@@ -213,9 +244,26 @@ fn lost_before_response(error: &reqwest::Error) -> Option<&(dyn std::error::Erro
     None
 }
 
+/// What providers say when a request exceeds the context window, in the bodies of errors whose
+/// code does not say it: llama.cpp's error type (its `code` is the HTTP status, so the type is not
+/// the provider status read first), the messages of llama.cpp servers before that type existed,
+/// and Gemini's message for an input over the model's token limit.
+const CONTEXT_OVERFLOW_MARKERS: [&str; 5] = [
+    "context_length_exceeded",
+    "exceed_context_size_error",
+    "exceeds the available context size",
+    "the request exceeds the available context",
+    "exceeds the maximum number of tokens allowed",
+];
+
 impl From<Error> for adk_core::Error {
     fn from(error: Error) -> Self {
-        adk_core::Error::new(adk_core::ErrorKind::Model, error.to_string()).with_source(error)
+        let kind = if error.is_context_overflow() {
+            adk_core::ErrorKind::ContextOverflow
+        } else {
+            adk_core::ErrorKind::Model
+        };
+        adk_core::Error::new(kind, error.to_string()).with_source(error)
     }
 }
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 #[derive(Debug, Clone)]
 enum Turn {
     Respond(Vec<LlmResponse>),
-    Fail(String),
+    Fail(ErrorKind, String),
 }
 
 /// A model that answers each call with the next turn of its script, and records every request.
@@ -96,7 +96,14 @@ impl ScriptedModel {
 
     /// Fails the next call with a model error saying `message`.
     pub fn then_fail(self, message: &str) -> Self {
-        self.script.lock().push_back(Turn::Fail(message.to_owned()));
+        self.then_fail_with(ErrorKind::Model, message)
+    }
+
+    /// Fails the next call with an error of `kind` saying `message` (a context overflow, say).
+    pub fn then_fail_with(self, kind: ErrorKind, message: &str) -> Self {
+        self.script
+            .lock()
+            .push_back(Turn::Fail(kind, message.to_owned()));
         self
     }
 
@@ -126,8 +133,8 @@ impl Llm for ScriptedModel {
             Some(Turn::Respond(responses)) => {
                 futures::stream::iter(responses.into_iter().map(Ok)).boxed()
             }
-            Some(Turn::Fail(message)) => {
-                futures::stream::iter([Err(Error::new(ErrorKind::Model, message))]).boxed()
+            Some(Turn::Fail(kind, message)) => {
+                futures::stream::iter([Err(Error::new(kind, message))]).boxed()
             }
             None => futures::stream::iter([Err(Error::new(
                 ErrorKind::Model,

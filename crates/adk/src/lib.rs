@@ -15,6 +15,7 @@
 //! | [`telemetry`] | `adk-telemetry` | tracing spans and OpenTelemetry export |
 //! | `server` | `adk-server` | the REST + SSE server and the dev UI (feature `server`) |
 //! | `launcher`, [`Launcher`] | `adk-launcher` | `run`, `web`, `api_server`, `create` for your binary (feature `launcher`) |
+//! | `orchestrator` | `adk-orchestrator` | the planning orchestrator and the run loop (feature `orchestrator`) |
 //!
 //! ## Features
 //!
@@ -29,6 +30,7 @@
 //! | `otel` | OTLP export of traces and metrics | no |
 //! | `server` | the HTTP server: ADK's REST + SSE API and the adk-web dev UI | no |
 //! | `launcher` | the command line for your own binary, [`Launcher`] (turns on `server`) | no |
+//! | `orchestrator` | the planning orchestrator and the configurable run loop | no |
 //! | `full` | all of the above | no |
 //!
 //! Features are additive; each builds on its own.
@@ -103,3 +105,10 @@ pub mod launcher {
 #[cfg(feature = "launcher")]
 #[doc(inline)]
 pub use adk_launcher::Launcher;
+/// The planning orchestrator and the configurable agent run loop (`adk-orchestrator`, feature
+/// `orchestrator`).
+#[cfg(feature = "orchestrator")]
+pub mod orchestrator {
+    #[doc(inline)]
+    pub use adk_orchestrator::*;
+}

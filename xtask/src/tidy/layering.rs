@@ -4,7 +4,7 @@
 //! L0   adk-core
 //! L1   adk-telemetry, adk-model, adk-tool, adk-session, adk-local-model
 //! L2   adk-flow
-//! L3   adk-runner
+//! L3   adk-runner, adk-orchestrator
 //! L4   adk-server, and any other crate under crates/
 //! L5   adk-launcher
 //! L6   adk, the facade
@@ -57,6 +57,9 @@ pub const LAYER_TABLE: &[(&str, Tier)] = &[
     ("adk-local-model", Tier::Layer(1)),
     ("adk-flow", Tier::Layer(2)),
     ("adk-runner", Tier::Layer(3)),
+    // The orchestrator and the run loop are agents above the flow: they see the flow's agents
+    // only as `dyn Agent`, and run under the runner like every agent.
+    ("adk-orchestrator", Tier::Layer(3)),
     ("adk-server", Tier::Layer(4)),
     // The launcher offers the server, and everything else, on the command line.
     ("adk-launcher", Tier::Layer(5)),
@@ -423,7 +426,7 @@ mod tests {
         let unknown_peer = edge("adk-server", "adk-a2a", DepKind::Normal).unwrap();
         assert!(unknown_peer.starts_with("adk-server (L4) depends on adk-a2a (L4)"));
         let under_the_facade = edge("adk-server", "adk", DepKind::Normal).unwrap();
-        assert!(under_the_facade.starts_with("adk-server (L4) depends on adk (L5)"));
+        assert!(under_the_facade.starts_with("adk-server (L4) depends on adk (L6)"));
     }
 
     #[test]
@@ -444,7 +447,7 @@ mod tests {
         let message = edge("adk", "adk-test", DepKind::Normal).unwrap();
         assert_eq!(
             message,
-            "adk (L5) depends on adk-test under [dependencies]: \
+            "adk (L6) depends on adk-test under [dependencies]: \
              adk-test may appear only under [dev-dependencies]"
         );
         let app = edge_violation(

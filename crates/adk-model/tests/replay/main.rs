@@ -3,6 +3,7 @@
 //! shared folder is used.
 
 mod common;
+mod context_overflow;
 mod coverage;
 mod faults;
 mod gemini;

@@ -211,7 +211,7 @@ fn error_frame(error_type: &str, message: &str) -> Bytes {
 fn error_type(error: &adk_core::Error) -> &'static str {
     use adk_core::ErrorKind;
     match error.kind() {
-        ErrorKind::Model => "ModelError",
+        ErrorKind::Model | ErrorKind::ContextOverflow => "ModelError",
         ErrorKind::Tool => "ToolError",
         ErrorKind::Session | ErrorKind::StaleSession => "SessionError",
         ErrorKind::LlmCallsLimitExceeded => "LlmCallsLimitExceededError",
