@@ -15,6 +15,7 @@ mod replay;
 mod scripted_model;
 mod seams;
 mod shared;
+mod skip;
 
 pub use agent_run::{AgentRun, render_events};
 pub use closure_tool::ClosureTool;
@@ -23,3 +24,4 @@ pub use replay::{MockResponse, MockServer, ReceivedRequest};
 pub use scripted_model::ScriptedModel;
 pub use seams::{SequentialIds, StepClock};
 pub use shared::{SHARED_DIR_ENV, shared_dir, shared_file};
+pub use skip::{SKIPPED_MARKER, report_skipped, skipped_line};

@@ -101,7 +101,8 @@ pub(crate) async fn postgres() -> Option<Fixture> {
     })
 }
 
-/// The PostgreSQL URL, or `None` after saying loudly that the PostgreSQL tests do not run.
+/// The PostgreSQL URL, or `None` after saying loudly that the PostgreSQL tests do not run and
+/// reporting the calling test as skipped.
 ///
 /// # Panics
 ///
@@ -113,6 +114,9 @@ pub(crate) fn postgres_url() -> Option<String> {
             panic!("{POSTGRES_URL_ENV} is not set in CI: the PostgreSQL tests must run there")
         }
         _ => {
+            // Each test that does not run says so on stdout, where `cargo xtask ci` counts it as
+            // skipped.
+            adk_test::report_skipped(&format!("{POSTGRES_URL_ENV} is not set"));
             // Straight to stderr, not through `eprintln!`: the test harness captures that, and
             // this notice must be seen. Once per test binary is loud enough.
             static NOTICE: Once = Once::new();
