@@ -56,6 +56,10 @@ pub struct RunConfig {
     /// one tool with the same arguments in one invocation; later calls are answered with an error
     /// instead of running the tool. `None` (the default) means no limit.
     pub max_repeated_tool_calls: Option<u32>,
+    /// How many function calls of one model response run at once; the others wait for a slot.
+    /// `0` means no cap. A model can ask for any number of calls in one response, and each may
+    /// open connections or processes, so the default caps them at 16.
+    pub max_concurrent_tool_calls: usize,
 }
 
 impl Default for RunConfig {
@@ -66,6 +70,7 @@ impl Default for RunConfig {
             custom_metadata: Map::new(),
             save_input_blobs_as_artifacts: false,
             max_repeated_tool_calls: None,
+            max_concurrent_tool_calls: 16,
         }
     }
 }
@@ -80,6 +85,12 @@ impl RunConfig {
     /// Sets the model-call limit.
     pub fn with_max_llm_calls(mut self, limit: u32) -> Self {
         self.max_llm_calls = limit;
+        self
+    }
+
+    /// Sets how many function calls of one model response run at once (`0`: no cap).
+    pub fn with_max_concurrent_tool_calls(mut self, limit: usize) -> Self {
+        self.max_concurrent_tool_calls = limit;
         self
     }
 
