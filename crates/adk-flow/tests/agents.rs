@@ -524,6 +524,183 @@ async fn an_agent_tool_runs_the_agent_and_returns_its_answer_and_state() {
     assert_eq!(run.session.state["summary"], "A short summary.");
 }
 
+/// Review item 22.12: an agent run as a tool draws on its caller's model-call budget, so nesting
+/// agents cannot multiply `max_llm_calls`.
+#[tokio::test]
+async fn review_22_12_agent_tools_share_the_callers_llm_call_budget() {
+    let inner_model = ScriptedModel::new("inner").then_text("A fact.");
+    let helper = agent("helper", &inner_model)
+        .description("Finds facts.")
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new("outer")
+        .then_call("helper", json!({"request": "a fact"}))
+        .then_text("Here it is.");
+    let outer = agent("assistant", &model)
+        .tool(Arc::new(AgentTool::new(Arc::new(helper))))
+        .build()
+        .unwrap();
+    // Three model calls in all: the caller's first, the helper's, the caller's second.
+    let run = AgentRun::on_session(
+        Arc::new(outer),
+        Session::new(SessionKey::new("app", "u", "s")),
+        Content::user("go"),
+        RunConfig::default().with_max_llm_calls(2),
+    )
+    .await;
+    assert_eq!(inner_model.requests().len(), 1);
+    assert_eq!(model.requests().len(), 1, "the third call is refused");
+    let error = run.error.expect("the shared budget runs out");
+    assert_eq!(error.kind(), ErrorKind::LlmCallsLimitExceeded);
+}
+
+/// An agent run as a tool uses its caller's id and clock seams: its function-call ids come from
+/// the caller's generator (the test's sequential one), not from a random one of its own.
+#[tokio::test]
+async fn an_agent_tool_runs_with_the_callers_id_and_clock_seams() {
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let recorder = {
+        let seen = seen.clone();
+        tool("lookup", move |ctx: &dyn ToolContext, _| {
+            let invocation = ctx.callback_context().invocation();
+            seen.lock().push((
+                ctx.function_call_id().unwrap().as_str().to_owned(),
+                invocation.clock().now(),
+            ));
+            Ok(json!("found"))
+        })
+    };
+    let inner_model = ScriptedModel::new("inner")
+        .then_call("lookup", json!({}))
+        .then_text("A fact.");
+    let helper = agent("helper", &inner_model)
+        .description("Finds facts.")
+        .tool(recorder)
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new("outer")
+        .then_call("helper", json!({"request": "a fact"}))
+        .then_text("Here it is.");
+    let outer = agent("assistant", &model)
+        .tool(Arc::new(AgentTool::new(Arc::new(helper))))
+        .build()
+        .unwrap();
+    let run = AgentRun::new(Arc::new(outer), "go").await;
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let seen = seen.lock();
+    let (call_id, now) = &seen[0];
+    assert!(
+        call_id.starts_with("adk-00000000-0000-4000-8000-"),
+        "a sequential id from the caller's generator: {call_id}"
+    );
+    let since_start = now - adk_test::StepClock::START;
+    assert!(
+        (0.0..1000.0).contains(&since_start),
+        "the test clock, not the system's: {now}"
+    );
+}
+
+/// An agent run as a tool checks its arguments against the agent's input schema: bad arguments
+/// are answered with the problems, and the agent does not run.
+#[tokio::test]
+async fn an_agent_tool_checks_its_arguments_against_the_input_schema() {
+    let inner_model = ScriptedModel::new("inner").then_text("3 nights booked.");
+    let booker = agent("booker", &inner_model)
+        .description("Books hotels.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"nights": {"type": "integer", "minimum": 1}},
+            "required": ["nights"],
+        }))
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new("outer")
+        .then_call("booker", json!({"nights": "three"}))
+        .then_call("booker", json!({"nights": 3}))
+        .then_text("Booked.");
+    let outer = agent("assistant", &model)
+        .tool(Arc::new(AgentTool::new(Arc::new(booker))))
+        .build()
+        .unwrap();
+    let run = AgentRun::new(Arc::new(outer), "Book 3 nights").await;
+    check(
+        &run,
+        expect![[r#"
+        assistant: call booker {"nights":"three"}
+        assistant: response booker {"error":"Invalid arguments for tool `booker`; fix these and call it again:\n- `nights`: \"three\" is not of type \"integer\""}
+        assistant: call booker {"nights":3}
+        assistant: response booker {"result":"3 nights booked."}
+        assistant: "Booked."
+    "#]],
+    );
+    assert_eq!(inner_model.requests().len(), 1, "only the valid call ran the agent");
+}
+
+/// Artifacts an agent run as a tool saves land in the caller's session, and the caller's event
+/// records them.
+#[tokio::test]
+async fn an_agent_tool_saves_artifacts_in_the_callers_session() {
+    use adk_core::ArtifactService as _;
+    struct WriteReport;
+    #[async_trait]
+    impl adk_tool::Tool for WriteReport {
+        fn name(&self) -> &str {
+            "write_report"
+        }
+        fn description(&self) -> &str {
+            "Saves the report."
+        }
+        fn declaration(&self) -> Option<adk_core::FunctionDeclaration> {
+            Some(adk_core::FunctionDeclaration::new(self.name(), self.description()))
+        }
+        async fn run(&self, ctx: Arc<dyn ToolContext>, _args: Value) -> adk_core::Result<Value> {
+            let version = ctx
+                .save_artifact("report.txt", Part::text("the report"))
+                .await?;
+            Ok(json!({"version": version}))
+        }
+    }
+    let writer_tool: Arc<dyn adk_tool::Tool> = Arc::new(WriteReport);
+    let inner_model = ScriptedModel::new("inner")
+        .then_call("write_report", json!({}))
+        .then_text("Saved.");
+    let writer = agent("writer", &inner_model)
+        .description("Writes reports.")
+        .tool(writer_tool)
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new("outer")
+        .then_call("writer", json!({"request": "write it"}))
+        .then_text("Done.");
+    let outer: Arc<dyn Agent> = Arc::new(
+        agent("assistant", &model)
+            .tool(Arc::new(AgentTool::new(Arc::new(writer))))
+            .build()
+            .unwrap(),
+    );
+    let artifacts = Arc::new(adk_session::InMemoryArtifactService::new());
+    let key = SessionKey::new("app", "u", "s");
+    let ctx = InvocationContext::builder(outer.clone(), Session::new(key.clone()))
+        .user_content(Content::user("go"))
+        .artifact_service(artifacts.clone())
+        .build()
+        .unwrap();
+    let events: Vec<Event> = futures::StreamExt::collect::<Vec<_>>(outer.run(ctx))
+        .await
+        .into_iter()
+        .collect::<adk_core::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        artifacts.list_artifact_keys(&key).await.unwrap(),
+        ["report.txt"]
+    );
+    let response = events
+        .iter()
+        .find(|event| event.function_responses().any(|r| r.name == "writer"))
+        .unwrap();
+    assert_eq!(response.actions.artifact_delta.get("report.txt"), Some(&0));
+}
+
 fn last_request_id(event: &Event) -> adk_core::FunctionCallId {
     event.function_calls().next().unwrap().id.clone().unwrap()
 }
