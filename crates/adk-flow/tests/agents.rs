@@ -633,7 +633,11 @@ async fn an_agent_tool_checks_its_arguments_against_the_input_schema() {
         assistant: "Booked."
     "#]],
     );
-    assert_eq!(inner_model.requests().len(), 1, "only the valid call ran the agent");
+    assert_eq!(
+        inner_model.requests().len(),
+        1,
+        "only the valid call ran the agent"
+    );
 }
 
 /// Artifacts an agent run as a tool saves land in the caller's session, and the caller's event
@@ -651,7 +655,10 @@ async fn an_agent_tool_saves_artifacts_in_the_callers_session() {
             "Saves the report."
         }
         fn declaration(&self) -> Option<adk_core::FunctionDeclaration> {
-            Some(adk_core::FunctionDeclaration::new(self.name(), self.description()))
+            Some(adk_core::FunctionDeclaration::new(
+                self.name(),
+                self.description(),
+            ))
         }
         async fn run(&self, ctx: Arc<dyn ToolContext>, _args: Value) -> adk_core::Result<Value> {
             let version = ctx

@@ -190,7 +190,11 @@ async fn review_22_11_concurrent_tool_calls_are_capped() {
     assert_eq!(most.load(Ordering::SeqCst), 2);
     let responses: Vec<_> = run.events[1].function_responses().collect();
     assert_eq!(responses.len(), 6, "every call is answered, in order");
-    assert!(responses.iter().all(|response| response.response["result"] == "done"));
+    assert!(
+        responses
+            .iter()
+            .all(|response| response.response["result"] == "done")
+    );
 }
 
 /// Review item 22.11: a call whose hook fails does not discard the results of its siblings,

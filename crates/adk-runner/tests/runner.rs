@@ -169,7 +169,9 @@ async fn the_run_config_custom_metadata_reaches_every_event() {
         .then_call("ping", json!({}))
         .then_stream(vec![partial, done]);
     let pinger = agent("pinger", &model)
-        .tool(ClosureTool::shared("ping", |_, _| Ok(json!({"pong": true}))))
+        .tool(ClosureTool::shared("ping", |_, _| {
+            Ok(json!({"pong": true}))
+        }))
         .build()
         .unwrap();
     let runner = runner(Arc::new(pinger)).build().unwrap();
@@ -183,7 +185,11 @@ async fn the_run_config_custom_metadata_reaches_every_event() {
         assert_eq!(event.response.custom_metadata, expected, "{event:?}");
     }
     let stored = stored(&runner).await;
-    assert_eq!(stored.events.len(), 4, "the user's message and three complete events");
+    assert_eq!(
+        stored.events.len(),
+        4,
+        "the user's message and three complete events"
+    );
     for event in &stored.events {
         assert_eq!(event.response.custom_metadata, expected, "{event:?}");
     }

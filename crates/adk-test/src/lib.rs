@@ -10,6 +10,7 @@
 mod agent_run;
 pub mod browser;
 mod closure_tool;
+mod harness;
 pub mod recording;
 mod replay;
 mod scripted_model;
@@ -19,6 +20,7 @@ mod skip;
 
 pub use agent_run::{AgentRun, render_events};
 pub use closure_tool::ClosureTool;
+pub use harness::{TestArgs, run_single_test};
 pub use recording::{Exchange, RecordingError, load_recording};
 pub use replay::{MockResponse, MockServer, ReceivedRequest};
 pub use scripted_model::ScriptedModel;

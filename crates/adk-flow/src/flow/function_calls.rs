@@ -72,9 +72,9 @@ pub(crate) async fn handle_function_calls(
         .collect();
     let outcomes: Vec<_> = futures::stream::iter(pending)
         .buffered(limit)
-    .collect()
-    .instrument(merged_span.clone())
-    .await;
+        .collect()
+        .instrument(merged_span.clone())
+        .await;
 
     let mut parts = Vec::new();
     let mut actions = EventActions::default();
@@ -191,7 +191,15 @@ async fn run_call(
             Ok(result) => result,
             Err(error) => {
                 trace.record_error(&error);
-                recover(&plugins, step, tool.as_ref(), &args, tool_ctx.as_ref(), &error).await?
+                recover(
+                    &plugins,
+                    step,
+                    tool.as_ref(),
+                    &args,
+                    tool_ctx.as_ref(),
+                    &error,
+                )
+                .await?
             }
         },
     };
@@ -299,7 +307,11 @@ fn tool_not_found(name: &str, tools: &super::ToolMap) -> String {
     format!(
         "tool '{name}' not found. Available tools: {}. The name may be misspelled or made up, \
          or the tool is not registered with this agent; call one of the available tools instead.",
-        if available.is_empty() { "none".to_owned() } else { available.join(", ") }
+        if available.is_empty() {
+            "none".to_owned()
+        } else {
+            available.join(", ")
+        }
     )
 }
 

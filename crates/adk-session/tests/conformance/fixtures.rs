@@ -30,6 +30,16 @@ enum Cleanup {
 }
 
 impl Fixture {
+    /// The service, borrowed.
+    pub(crate) fn borrowed(&self) -> &dyn SessionService {
+        self.service.as_ref()
+    }
+
+    /// The service's `Arc`, for tests that hand it to spawned tasks.
+    pub(crate) fn shared(&self) -> &Arc<dyn SessionService> {
+        &self.service
+    }
+
     /// Removes the test's storage.
     pub(crate) async fn teardown(self) {
         drop(self.service);
