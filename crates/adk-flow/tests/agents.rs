@@ -359,15 +359,98 @@ async fn an_output_schema_without_tools_uses_structured_output() {
         run.session.state["report"],
         json!({"city": "Paris", "temperature": 21})
     );
+}
 
-    let model = ScriptedModel::new("m").then_text("not json");
+/// An answer that breaks the output schema is checked, not only parsed: the model is told the
+/// problems once and answers again; the broken answer is not saved.
+#[tokio::test]
+async fn an_answer_that_breaks_the_output_schema_is_corrected_once() {
+    let model = ScriptedModel::new("m")
+        .then_text(r#"{"city": "Paris", "temperature": "warm"}"#)
+        .then_text(r#"{"city": "Paris", "temperature": 21}"#);
     let reporter = agent("reporter", &model)
         .output_schema(city_schema())
         .output_key("report")
         .build()
         .unwrap();
     let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
+    check(
+        &run,
+        expect![[r#"
+        reporter: "{\"city\": \"Paris\", \"temperature\": \"warm\"}"
+        reporter: "Your answer does not follow the required output schema; fix these and answer again with JSON that follows it:\n- `temperature`: \"warm\" is not of type \"number\""
+        reporter: "{\"city\": \"Paris\", \"temperature\": 21}" [report={"city":"Paris","temperature":21}]
+    "#]],
+    );
+    let second = &model.requests()[1];
+    let last = second.contents.last().unwrap();
+    assert_eq!(last.role, Some(adk_core::Role::User));
+    assert!(last.text().unwrap().contains("`temperature`"));
+}
+
+/// A second answer that breaks the output schema ends the run with a typed error; the answers are
+/// kept, and nothing is saved under the output key.
+#[tokio::test]
+async fn a_second_answer_that_breaks_the_output_schema_fails_the_run() {
+    let model = ScriptedModel::new("m")
+        .then_text("not json")
+        .then_text(r#"{"city": 7}"#);
+    let reporter = agent("reporter", &model)
+        .output_schema(city_schema())
+        .output_key("report")
+        .build()
+        .unwrap();
+    let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
+    let error = run.error.expect("the run fails");
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    assert!(error.message().contains("`city`"), "{error}");
+    assert_eq!(run.events.len(), 3, "answer, correction, second answer");
+    assert!(!run.session.state.contains_key("report"));
+}
+
+/// Through `set_model_response`, an answer that breaks the schema is the tool's error, which the
+/// model reads once; the fixed answer is the agent's.
+#[tokio::test]
+async fn a_set_model_response_that_breaks_the_schema_is_answered_with_the_problems() {
+    let model = ScriptedModel::new("m")
+        .then_call("set_model_response", json!({"city": "Paris"}))
+        .then_call(
+            "set_model_response",
+            json!({"city": "Paris", "temperature": 21}),
+        );
+    let reporter = agent("reporter", &model)
+        .tool(support::weather_tool())
+        .output_schema(city_schema())
+        .output_key("report")
+        .build()
+        .unwrap();
+    let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
+    check(
+        &run,
+        expect![[r#"
+        reporter: call set_model_response {"city":"Paris"}
+        reporter: response set_model_response {"error":"Your answer does not follow the required output schema; fix these and call `set_model_response` again:\n- arguments: \"temperature\" is a required property"}
+        reporter: call set_model_response {"city":"Paris","temperature":21}
+        reporter: response set_model_response {"city":"Paris","temperature":21}
+        reporter: "{\"city\":\"Paris\",\"temperature\":21}" [report={"city":"Paris","temperature":21}]
+    "#]],
+    );
+
+    let model = ScriptedModel::new("m")
+        .then_call("set_model_response", json!({"city": "Paris"}))
+        .then_call("set_model_response", json!({"temperature": 21}));
+    let reporter = agent("reporter", &model)
+        .tool(support::weather_tool())
+        .output_schema(city_schema())
+        .build()
+        .unwrap();
+    let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
     assert_eq!(run.error.unwrap().kind(), ErrorKind::InvalidInput);
+    assert_eq!(
+        run.events.len(),
+        4,
+        "both calls and both error responses are kept"
+    );
 }
 
 #[tokio::test]

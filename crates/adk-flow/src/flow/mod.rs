@@ -82,8 +82,12 @@ struct StepOutcome {
 impl StepOutcome {
     fn observe(&mut self, event: &Event, agent_name: &str) {
         // A partial last event means the stream stopped mid-answer; calling the model again
-        // would repeat the turn, so it ends the flow like a final response does.
-        self.last_ends_turn = Some(event.is_final_response() || event.is_partial());
+        // would repeat the turn, so it ends the flow like a final response does. A correction of
+        // an answer that broke the output schema asks the model to answer again.
+        self.last_ends_turn = Some(
+            (event.is_final_response() || event.is_partial())
+                && !processors::output_schema::is_correction(event, agent_name),
+        );
         if event.author == agent_name && event.actions.transfer_to_agent.is_some() {
             self.transferred = true;
         }
@@ -125,7 +129,12 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             }
             let model_event = finalize_model_response_event(&step, &callback_ctx, response);
             adk_telemetry::record_event_id(&call_llm_span, &model_event.id);
+            let correction = processors::output_schema::text_answer_correction(&step, &model_event);
             yield model_event.clone();
+            if let Some(correction) = correction? {
+                yield correction;
+                continue;
+            }
             if model_event.is_partial() || model_event.function_calls().next().is_none() {
                 continue;
             }
@@ -150,7 +159,8 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             if let Some(event) = confirmation_event {
                 yield event;
             }
-            if let Some(event) = structured_event {
+            // After the response event, so that a failed answer is stored before the run ends.
+            if let Some(event) = structured_event? {
                 yield event;
             }
             if let Some(target) = transfer_target {
