@@ -1,4 +1,5 @@
-//! The `cargo xtask ci` pipeline: fmt, clippy, tidy and test, run in order, stopping at the first failure.
+//! The `cargo xtask ci` pipeline: fmt, clippy, every feature set, tidy and test, run in order,
+//! stopping at the first failure.
 // The pipeline reports its progress on stdout, interleaved with the output of the cargo commands.
 #![allow(clippy::print_stdout)]
 
@@ -11,6 +12,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 
+use crate::feature_sets::workspace_feature_sets;
 use crate::tidy;
 
 /// What one CI step does.
@@ -20,6 +22,9 @@ pub enum Action {
     Cargo(&'static [&'static str]),
     /// Runs `cargo` with these arguments, echoing its output and adding up its test summaries.
     CargoTest(&'static [&'static str]),
+    /// Runs `cargo check` once per feature set of every package
+    /// ([`workspace_feature_sets`]).
+    FeatureSets,
     /// Runs [`tidy::run`] in this process.
     Tidy,
 }
@@ -52,6 +57,10 @@ pub const STEPS: &[Step] = &[
         ]),
     },
     Step {
+        name: "features",
+        action: Action::FeatureSets,
+    },
+    Step {
         name: "tidy",
         action: Action::Tidy,
     },
@@ -67,6 +76,10 @@ impl Step {
     pub fn command_line(&self) -> String {
         match self.action {
             Action::Cargo(args) | Action::CargoTest(args) => format!("cargo {}", args.join(" ")),
+            Action::FeatureSets => {
+                "cargo check -p <each package> (defaults, no features, each feature alone)"
+                    .to_owned()
+            }
             Action::Tidy => "cargo xtask tidy".to_owned(),
         }
     }
@@ -225,8 +238,27 @@ fn run_step(root: &Path, step: &Step) -> anyhow::Result<Option<TestTally>> {
             Ok(None)
         }
         Action::CargoTest(args) => run_cargo_test(root, args).map(Some),
+        Action::FeatureSets => check_feature_sets(root).map(|()| None),
         Action::Tidy => tidy::run(root).map(|()| None),
     }
+}
+
+/// Checks every feature set of the workspace, one `cargo check` each, stopping at the first that
+/// fails (also `cargo xtask features`).
+pub fn check_feature_sets(root: &Path) -> anyhow::Result<()> {
+    let sets = workspace_feature_sets(root)?;
+    for (index, set) in sets.iter().enumerate() {
+        println!("--> feature set {}/{}: {set}", index + 1, sets.len());
+        flush_stdout();
+        let args = set.cargo_args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let status = cargo(root, &args)
+            .status()
+            .context("could not start cargo")?;
+        check_status(status).with_context(|| format!("feature set failed: {set}"))?;
+    }
+    println!("--> all {} feature sets check", sets.len());
+    Ok(())
 }
 
 /// Runs a cargo test command, echoing its stdout line by line and adding up its summaries.
@@ -285,9 +317,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn steps_run_fmt_clippy_tidy_then_test() {
+    fn steps_run_fmt_clippy_features_tidy_then_test() {
         let names: Vec<_> = STEPS.iter().map(|step| step.name).collect();
-        assert_eq!(names, ["fmt", "clippy", "tidy", "test"]);
+        assert_eq!(names, ["fmt", "clippy", "features", "tidy", "test"]);
     }
 
     #[test]
@@ -298,6 +330,7 @@ mod tests {
             [
                 "cargo fmt --all -- --check",
                 "cargo clippy --workspace --all-targets --all-features -- -D warnings",
+                "cargo check -p <each package> (defaults, no features, each feature alone)",
                 "cargo xtask tidy",
                 "cargo test --workspace --all-features",
             ]
@@ -306,7 +339,7 @@ mod tests {
 
     #[test]
     fn tidy_runs_in_process() {
-        assert_eq!(STEPS[2].action, Action::Tidy);
+        assert_eq!(STEPS[3].action, Action::Tidy);
     }
 
     #[test]
