@@ -134,6 +134,14 @@ pub fn package_feature_sets(manifest: &str) -> anyhow::Result<Vec<FeatureSet>> {
 mod tests {
     use super::*;
 
+    fn commands(manifest: &str) -> Vec<String> {
+        package_feature_sets(manifest)
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
     #[test]
     fn a_package_without_features_is_checked_once() {
         let sets = package_feature_sets("[package]\nname = \"plain\"\n").unwrap();
@@ -154,13 +162,8 @@ mod tests {
             c = []
             full = ["a", "b", "c"]
         "#;
-        let sets: Vec<String> = package_feature_sets(manifest)
-            .unwrap()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
         assert_eq!(
-            sets,
+            commands(manifest),
             [
                 "cargo check -p facade",
                 "cargo check -p facade --no-default-features",
@@ -174,13 +177,8 @@ mod tests {
     #[test]
     fn empty_defaults_are_not_checked_twice() {
         let manifest = "[package]\nname = \"tool\"\n[features]\ndefault = []\nmcp = []\n";
-        let sets: Vec<String> = package_feature_sets(manifest)
-            .unwrap()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
         assert_eq!(
-            sets,
+            commands(manifest),
             [
                 "cargo check -p tool",
                 "cargo check -p tool --no-default-features --features mcp",

@@ -16,59 +16,37 @@ fn config() -> ProptestConfig {
     ProptestConfig::with_cases(CASES)
 }
 
-/// Any JSON value, nested a few levels deep, with keys drawn so that some hit the fields the
-/// readers know.
-fn any_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        any::<f64>()
-            .prop_filter("JSON has no NaN or infinity", |x| x.is_finite())
-            .prop_map(Value::from),
-        ".{0,12}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(4, 48, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::vec((json_key(), inner), 0..6)
-                .prop_map(|entries| Value::Object(entries.into_iter().collect())),
-        ]
-    })
-}
+/// The field names of events, contents and parts, for the keys of generated JSON.
+const FIELDS: &[&str] = &[
+    "id",
+    "author",
+    "invocationId",
+    "timestamp",
+    "content",
+    "parts",
+    "role",
+    "text",
+    "thought",
+    "functionCall",
+    "functionResponse",
+    "inlineData",
+    "fileData",
+    "name",
+    "args",
+    "response",
+    "mimeType",
+    "data",
+    "actions",
+    "stateDelta",
+    "artifactDelta",
+    "partial",
+    "branch",
+    "longRunningToolIds",
+];
 
-/// Object keys: the field names of events, contents and parts, or anything.
-fn json_key() -> impl Strategy<Value = String> {
-    prop_oneof![
-        prop::sample::select(vec![
-            "id",
-            "author",
-            "invocationId",
-            "timestamp",
-            "content",
-            "parts",
-            "role",
-            "text",
-            "thought",
-            "functionCall",
-            "functionResponse",
-            "inlineData",
-            "fileData",
-            "name",
-            "args",
-            "response",
-            "mimeType",
-            "data",
-            "actions",
-            "stateDelta",
-            "artifactDelta",
-            "partial",
-            "branch",
-            "longRunningToolIds",
-        ])
-        .prop_map(str::to_owned),
-        "[a-zA-Z_:]{0,10}",
-    ]
+/// Any JSON value, with keys that often hit the fields the readers know.
+fn any_json() -> impl Strategy<Value = Value> {
+    adk_test::any_json(FIELDS)
 }
 
 /// A JSON object of small values (tool arguments, state deltas).

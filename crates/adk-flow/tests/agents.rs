@@ -607,6 +607,27 @@ async fn an_agent_tool_runs_the_agent_and_returns_its_answer_and_state() {
     assert_eq!(run.session.state["summary"], "A short summary.");
 }
 
+/// An agent named `name` on `model` with one tool, to be called as a tool itself.
+fn agent_with_tool(
+    name: &str,
+    model: &ScriptedModel,
+    tool: Arc<dyn adk_tool::Tool>,
+) -> adk_flow::LlmAgent {
+    agent(name, model)
+        .description("Helps the assistant.")
+        .tool(tool)
+        .build()
+        .unwrap()
+}
+
+/// The agent `assistant` on `model`, with `inner` as a tool.
+fn calling(inner: adk_flow::LlmAgent, model: &ScriptedModel) -> adk_flow::LlmAgent {
+    agent("assistant", model)
+        .tool(Arc::new(AgentTool::new(Arc::new(inner))))
+        .build()
+        .unwrap()
+}
+
 /// Review item 22.12: an agent run as a tool draws on its caller's model-call budget, so nesting
 /// agents cannot multiply `max_llm_calls`.
 #[tokio::test]
@@ -619,10 +640,7 @@ async fn review_22_12_agent_tools_share_the_callers_llm_call_budget() {
     let model = ScriptedModel::new("outer")
         .then_call("helper", json!({"request": "a fact"}))
         .then_text("Here it is.");
-    let outer = agent("assistant", &model)
-        .tool(Arc::new(AgentTool::new(Arc::new(helper))))
-        .build()
-        .unwrap();
+    let outer = calling(helper, &model);
     // Three model calls in all: the caller's first, the helper's, the caller's second.
     let run = AgentRun::on_session(
         Arc::new(outer),
@@ -656,18 +674,11 @@ async fn an_agent_tool_runs_with_the_callers_id_and_clock_seams() {
     let inner_model = ScriptedModel::new("inner")
         .then_call("lookup", json!({}))
         .then_text("A fact.");
-    let helper = agent("helper", &inner_model)
-        .description("Finds facts.")
-        .tool(recorder)
-        .build()
-        .unwrap();
+    let helper = agent_with_tool("helper", &inner_model, recorder);
     let model = ScriptedModel::new("outer")
         .then_call("helper", json!({"request": "a fact"}))
         .then_text("Here it is.");
-    let outer = agent("assistant", &model)
-        .tool(Arc::new(AgentTool::new(Arc::new(helper))))
-        .build()
-        .unwrap();
+    let outer = calling(helper, &model);
     let run = AgentRun::new(Arc::new(outer), "go").await;
     assert!(run.error.is_none(), "{:?}", run.error);
     let seen = seen.lock();
@@ -701,10 +712,7 @@ async fn an_agent_tool_checks_its_arguments_against_the_input_schema() {
         .then_call("booker", json!({"nights": "three"}))
         .then_call("booker", json!({"nights": 3}))
         .then_text("Booked.");
-    let outer = agent("assistant", &model)
-        .tool(Arc::new(AgentTool::new(Arc::new(booker))))
-        .build()
-        .unwrap();
+    let outer = calling(booker, &model);
     let run = AgentRun::new(Arc::new(outer), "Book 3 nights").await;
     check(
         &run,
@@ -754,20 +762,11 @@ async fn an_agent_tool_saves_artifacts_in_the_callers_session() {
     let inner_model = ScriptedModel::new("inner")
         .then_call("write_report", json!({}))
         .then_text("Saved.");
-    let writer = agent("writer", &inner_model)
-        .description("Writes reports.")
-        .tool(writer_tool)
-        .build()
-        .unwrap();
+    let writer = agent_with_tool("writer", &inner_model, writer_tool);
     let model = ScriptedModel::new("outer")
         .then_call("writer", json!({"request": "write it"}))
         .then_text("Done.");
-    let outer: Arc<dyn Agent> = Arc::new(
-        agent("assistant", &model)
-            .tool(Arc::new(AgentTool::new(Arc::new(writer))))
-            .build()
-            .unwrap(),
-    );
+    let outer: Arc<dyn Agent> = Arc::new(calling(writer, &model));
     let artifacts = Arc::new(adk_session::InMemoryArtifactService::new());
     let key = SessionKey::new("app", "u", "s");
     let ctx = InvocationContext::builder(outer.clone(), Session::new(key.clone()))

@@ -17,6 +17,7 @@ mod scripted_model;
 mod seams;
 mod shared;
 mod skip;
+mod strategies;
 
 pub use agent_run::{AgentRun, render_events};
 pub use closure_tool::ClosureTool;
@@ -27,3 +28,4 @@ pub use scripted_model::ScriptedModel;
 pub use seams::{SequentialIds, StepClock};
 pub use shared::{SHARED_DIR_ENV, shared_dir, shared_file};
 pub use skip::{SKIPPED_MARKER, report_skipped, skipped_line};
+pub use strategies::any_json;

@@ -49,34 +49,9 @@ fn valid_args() -> impl Strategy<Value = Value> {
         })
 }
 
-/// Any JSON value, a few levels deep.
+/// Any JSON value, with keys that often are the schema's fields.
 fn any_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        any::<f64>()
-            .prop_filter("finite", |x| x.is_finite())
-            .prop_map(Value::from),
-        ".{0,12}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(3, 32, 5, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-            prop::collection::vec(
-                (
-                    prop_oneof![
-                        prop::sample::select(vec!["city", "days", "units", "tags"])
-                            .prop_map(str::to_owned),
-                        "[a-z]{0,6}",
-                    ],
-                    inner
-                ),
-                0..5
-            )
-            .prop_map(|entries| Value::Object(entries.into_iter().collect())),
-        ]
-    })
+    adk_test::any_json(&["city", "days", "units", "tags"])
 }
 
 #[derive(Deserialize, JsonSchema)]
