@@ -198,17 +198,15 @@ async fn review_22_11_concurrent_tool_calls_are_capped() {
 }
 
 /// Review item 22.11: a call whose hook fails does not discard the results of its siblings,
-/// which already ran; every finished result is stored, and the failed call is answered with its
-/// error.
+/// which already ran; every finished result is stored (the failed call answered with its error),
+/// then the run ends with the hook's error.
 #[tokio::test]
 async fn review_22_11_a_failed_call_keeps_its_siblings_results() {
-    let model = ScriptedModel::new("scripted")
-        .then_calls(&[
-            ("get_weather", json!({"city": "Paris"})),
-            ("audited", json!({})),
-            ("get_weather", json!({"city": "Rome"})),
-        ])
-        .then_text("Done.");
+    let model = ScriptedModel::new("scripted").then_calls(&[
+        ("get_weather", json!({"city": "Paris"})),
+        ("audited", json!({})),
+        ("get_weather", json!({"city": "Rome"})),
+    ]);
     let agent = agent("weather", &model)
         .tool(weather_tool())
         .tool(tool("audited", |_, _| Ok(json!("ran"))))
@@ -226,7 +224,7 @@ async fn review_22_11_a_failed_call_keeps_its_siblings_results() {
         expect![[r#"
         weather: call get_weather {"city":"Paris"} call audited {} call get_weather {"city":"Rome"}
         weather: response get_weather {"city":"Paris","weather":"sunny"} response audited {"error":"the audit log is down"} response get_weather {"city":"Rome","weather":"sunny"} [user:last_city="Rome"]
-        weather: "Done."
+        error: tool: the audit log is down
     "#]],
     );
     assert_eq!(run.session.state["user:last_city"], "Rome");

@@ -34,8 +34,8 @@ pub(crate) const REQUEST_CREDENTIAL_FUNCTION: &str = "adk_request_credential";
 /// `None` when no call produced a response or an action.
 ///
 /// A call whose hooks fail (a plugin or callback returned an error) is answered with that error,
-/// like a failing tool: its siblings may already have acted, so their results are kept and stored
-/// with it rather than dropped with a failed run.
+/// and the error is kept in the step, which ends the run with it once the event is stored: its
+/// siblings may already have acted, so their results are stored rather than dropped with the run.
 pub(crate) async fn handle_function_calls(
     step: &Step,
     call_event: &Event,
@@ -85,12 +85,11 @@ pub(crate) async fn handle_function_calls(
                 actions.merge(tool_actions);
             }
             Err(error) => {
-                tracing::error!(
-                    tool = %call.name,
-                    %error,
-                    "a hook of the tool call failed; the call is answered with the error"
-                );
                 parts.push(response_part(call, json!({"error": error.message()})));
+                let mut failure = step.hook_failure.lock();
+                if failure.is_none() {
+                    *failure = Some(error);
+                }
             }
         }
     }

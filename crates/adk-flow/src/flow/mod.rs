@@ -40,6 +40,9 @@ pub(crate) struct Step {
     pub(crate) ctx: InvocationContext,
     pub(crate) model: Arc<dyn Llm>,
     pub(crate) tools: ToolMap,
+    /// The error a tool-call hook failed with: the step stores the response event that holds the
+    /// results of the other calls first, then ends the run with it.
+    pub(crate) hook_failure: parking_lot::Mutex<Option<Error>>,
 }
 
 impl Step {
@@ -50,7 +53,16 @@ impl Step {
             ctx,
             model,
             tools: ToolMap::new(),
+            hook_failure: parking_lot::Mutex::new(None),
         })
+    }
+
+    /// Ends the step with the failure of a tool-call hook, if one failed.
+    fn check_hooks(&self) -> Result<()> {
+        match self.hook_failure.lock().take() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
     }
 }
 
@@ -107,6 +119,7 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
         for event in processors::resolve_and_resume(&mut step, &mut request).await? {
             yield event;
         }
+        step.check_hooks()?;
         processors::preprocess(&mut step, &mut request).await?;
         if ctx.is_ended() {
             return;
@@ -153,6 +166,7 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                 processors::output_schema::structured_response_event(&step, &response_event);
             let transfer_target = response_event.actions.transfer_to_agent.clone();
             yield response_event;
+            step.check_hooks()?;
             if let Some(event) = auth_event {
                 yield event;
             }
