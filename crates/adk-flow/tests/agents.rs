@@ -340,14 +340,17 @@ fn city_schema() -> Value {
     })
 }
 
+/// The agent `reporter` on `model`, answering in [`city_schema`] into state `report`.
+fn reporter(model: &ScriptedModel) -> adk_flow::LlmAgentBuilder {
+    agent("reporter", model)
+        .output_schema(city_schema())
+        .output_key("report")
+}
+
 #[tokio::test]
 async fn an_output_schema_without_tools_uses_structured_output() {
     let model = ScriptedModel::new("m").then_text(r#"{"city": "Paris", "temperature": 21}"#);
-    let reporter = agent("reporter", &model)
-        .output_schema(city_schema())
-        .output_key("report")
-        .build()
-        .unwrap();
+    let reporter = reporter(&model).build().unwrap();
     let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
     let config = &model.requests()[0].config;
     assert_eq!(config.response_schema, Some(city_schema()));
@@ -368,11 +371,7 @@ async fn an_answer_that_breaks_the_output_schema_is_corrected_once() {
     let model = ScriptedModel::new("m")
         .then_text(r#"{"city": "Paris", "temperature": "warm"}"#)
         .then_text(r#"{"city": "Paris", "temperature": 21}"#);
-    let reporter = agent("reporter", &model)
-        .output_schema(city_schema())
-        .output_key("report")
-        .build()
-        .unwrap();
+    let reporter = reporter(&model).build().unwrap();
     let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
     check(
         &run,
@@ -395,11 +394,7 @@ async fn a_second_answer_that_breaks_the_output_schema_fails_the_run() {
     let model = ScriptedModel::new("m")
         .then_text("not json")
         .then_text(r#"{"city": 7}"#);
-    let reporter = agent("reporter", &model)
-        .output_schema(city_schema())
-        .output_key("report")
-        .build()
-        .unwrap();
+    let reporter = reporter(&model).build().unwrap();
     let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
     let error = run.error.expect("the run fails");
     assert_eq!(error.kind(), ErrorKind::InvalidInput);
@@ -418,10 +413,8 @@ async fn a_set_model_response_that_breaks_the_schema_is_answered_with_the_proble
             "set_model_response",
             json!({"city": "Paris", "temperature": 21}),
         );
-    let reporter = agent("reporter", &model)
+    let reporter = reporter(&model)
         .tool(support::weather_tool())
-        .output_schema(city_schema())
-        .output_key("report")
         .build()
         .unwrap();
     let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
@@ -461,10 +454,8 @@ async fn an_output_schema_with_tools_answers_through_set_model_response() {
             "set_model_response",
             json!({"city": "Paris", "temperature": 21}),
         );
-    let reporter = agent("reporter", &model)
+    let reporter = reporter(&model)
         .tool(support::weather_tool())
-        .output_schema(city_schema())
-        .output_key("report")
         .build()
         .unwrap();
     let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
