@@ -1,4 +1,5 @@
-//! The `cargo xtask ci` pipeline: fmt, clippy, tidy and test, run in order, stopping at the first failure.
+//! The `cargo xtask ci` pipeline: fmt, clippy, every feature set, tidy and test, run in order,
+//! stopping at the first failure.
 // The pipeline reports its progress on stdout, interleaved with the output of the cargo commands.
 #![allow(clippy::print_stdout)]
 
@@ -11,6 +12,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 
+use crate::feature_sets::workspace_feature_sets;
 use crate::tidy;
 
 /// What one CI step does.
@@ -20,6 +22,9 @@ pub enum Action {
     Cargo(&'static [&'static str]),
     /// Runs `cargo` with these arguments, echoing its output and adding up its test summaries.
     CargoTest(&'static [&'static str]),
+    /// Runs `cargo check` once per feature set of every package
+    /// ([`workspace_feature_sets`]).
+    FeatureSets,
     /// Runs [`tidy::run`] in this process.
     Tidy,
 }
@@ -52,6 +57,10 @@ pub const STEPS: &[Step] = &[
         ]),
     },
     Step {
+        name: "features",
+        action: Action::FeatureSets,
+    },
+    Step {
         name: "tidy",
         action: Action::Tidy,
     },
@@ -67,12 +76,22 @@ impl Step {
     pub fn command_line(&self) -> String {
         match self.action {
             Action::Cargo(args) | Action::CargoTest(args) => format!("cargo {}", args.join(" ")),
+            Action::FeatureSets => {
+                "cargo check -p <each package> (defaults, no features, each feature alone)"
+                    .to_owned()
+            }
             Action::Tidy => "cargo xtask tidy".to_owned(),
         }
     }
 }
 
-/// The totals of every `test result:` line cargo test printed.
+/// The text that starts the line a test prints when it could not run (`adk_test::report_skipped`
+/// prints it; keep the two in step). libtest counts such a test as passed; the tally moves it to
+/// skipped.
+pub const SKIPPED_MARKER: &str = "adk-test: skipped:";
+
+/// The totals of every `test result:` line cargo test printed, with the tests that reported
+/// themselves skipped moved from passed to skipped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TestTally {
     /// Tests that passed.
@@ -81,6 +100,9 @@ pub struct TestTally {
     pub failed: u64,
     /// Tests that were ignored.
     pub ignored: u64,
+    /// Tests that returned early after printing a [`SKIPPED_MARKER`] line: libtest counted them
+    /// as passed, but they tested nothing.
+    pub skipped: u64,
 }
 
 impl TestTally {
@@ -108,21 +130,46 @@ impl TestTally {
         Some(tally)
     }
 
+    /// Whether `line` says that a test did not run (it holds a [`SKIPPED_MARKER`]; libtest may
+    /// have written its own `test name ... ` before it on the same line).
+    pub fn is_skip_report(line: &str) -> bool {
+        line.contains(SKIPPED_MARKER)
+    }
+
     /// Adds another summary's counts to these.
     pub fn add(&mut self, other: Self) {
         self.passed += other.passed;
         self.failed += other.failed;
         self.ignored += other.ignored;
+        self.skipped += other.skipped;
+    }
+
+    /// Adds one line of cargo test's output: a summary adds its counts, a skip report moves one
+    /// test from passed to skipped.
+    pub fn observe(&mut self, line: &str) {
+        if let Some(summary) = Self::parse_summary(line) {
+            self.add(summary);
+        } else if Self::is_skip_report(line) {
+            self.skipped += 1;
+        }
+    }
+
+    /// The tests that passed and really ran: libtest's passed count less the skipped ones.
+    pub fn passed_and_ran(&self) -> u64 {
+        self.passed.saturating_sub(self.skipped)
     }
 }
 
 impl fmt::Display for TestTally {
-    /// The plain closing line CI reads: `tests: N passed, N failed, N skipped`.
+    /// The plain closing line CI reads: `tests: N passed, N failed, N skipped`, where skipped
+    /// counts the ignored tests and those that reported they could not run.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "tests: {} passed, {} failed, {} skipped",
-            self.passed, self.failed, self.ignored
+            self.passed_and_ran(),
+            self.failed,
+            self.ignored + self.skipped
         )
     }
 }
@@ -191,8 +238,27 @@ fn run_step(root: &Path, step: &Step) -> anyhow::Result<Option<TestTally>> {
             Ok(None)
         }
         Action::CargoTest(args) => run_cargo_test(root, args).map(Some),
+        Action::FeatureSets => check_feature_sets(root).map(|()| None),
         Action::Tidy => tidy::run(root).map(|()| None),
     }
+}
+
+/// Checks every feature set of the workspace, one `cargo check` each, stopping at the first that
+/// fails (also `cargo xtask features`).
+pub fn check_feature_sets(root: &Path) -> anyhow::Result<()> {
+    let sets = workspace_feature_sets(root)?;
+    for (index, set) in sets.iter().enumerate() {
+        println!("--> feature set {}/{}: {set}", index + 1, sets.len());
+        flush_stdout();
+        let args = set.cargo_args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let status = cargo(root, &args)
+            .status()
+            .context("could not start cargo")?;
+        check_status(status).with_context(|| format!("feature set failed: {set}"))?;
+    }
+    println!("--> all {} feature sets check", sets.len());
+    Ok(())
 }
 
 /// Runs a cargo test command, echoing its stdout line by line and adding up its summaries.
@@ -210,9 +276,7 @@ fn run_cargo_test(root: &Path, args: &[&str]) -> anyhow::Result<TestTally> {
         let line = line.context("could not read cargo's output")?;
         println!("{line}");
         flush_stdout();
-        if let Some(summary) = TestTally::parse_summary(&line) {
-            tally.add(summary);
-        }
+        tally.observe(&line);
     }
     let status = child.wait().context("could not wait for cargo")?;
     if !status.success() {
@@ -253,9 +317,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn steps_run_fmt_clippy_tidy_then_test() {
+    fn steps_run_fmt_clippy_features_tidy_then_test() {
         let names: Vec<_> = STEPS.iter().map(|step| step.name).collect();
-        assert_eq!(names, ["fmt", "clippy", "tidy", "test"]);
+        assert_eq!(names, ["fmt", "clippy", "features", "tidy", "test"]);
     }
 
     #[test]
@@ -266,6 +330,7 @@ mod tests {
             [
                 "cargo fmt --all -- --check",
                 "cargo clippy --workspace --all-targets --all-features -- -D warnings",
+                "cargo check -p <each package> (defaults, no features, each feature alone)",
                 "cargo xtask tidy",
                 "cargo test --workspace --all-features",
             ]
@@ -274,7 +339,7 @@ mod tests {
 
     #[test]
     fn tidy_runs_in_process() {
-        assert_eq!(STEPS[2].action, Action::Tidy);
+        assert_eq!(STEPS[3].action, Action::Tidy);
     }
 
     #[test]
@@ -290,10 +355,34 @@ mod tests {
             TestTally {
                 passed: 31,
                 failed: 1,
-                ignored: 2
+                ignored: 2,
+                skipped: 0,
             }
         );
         assert_eq!(tally.to_string(), "tests: 31 passed, 1 failed, 2 skipped");
+    }
+
+    #[test]
+    fn tests_that_report_a_skip_count_as_skipped_not_passed() {
+        let output = [
+            "running 3 tests",
+            "",
+            "adk-test: skipped: postgres::create_get_list_delete (ADK_POSTGRES_URL is not set)",
+            "test postgres::create_get_list_delete ... ok",
+            // Run with one test thread, libtest writes the name before the test prints.
+            "test postgres::unicode_round_trips ... adk-test: skipped: \
+             postgres::unicode_round_trips (ADK_POSTGRES_URL is not set)",
+            "test in_memory::unicode_round_trips ... ok",
+            "test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; \
+             finished in 0.01s",
+        ];
+        let mut tally = TestTally::default();
+        for line in output {
+            tally.observe(line);
+        }
+        assert_eq!(tally.skipped, 2);
+        assert_eq!(tally.passed_and_ran(), 1);
+        assert_eq!(tally.to_string(), "tests: 1 passed, 0 failed, 3 skipped");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! tidy checks run as ordinary tests, both on the real workspace and on small fake ones.
 
 pub mod ci;
+pub mod feature_sets;
 pub mod tidy;
 
 use std::path::{Path, PathBuf};

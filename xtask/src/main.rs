@@ -14,9 +14,11 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci     run fmt --check, clippy -D warnings, tidy and the workspace tests, in that order
-  tidy   check layering, `//!` doc headers and forbidden attributes and macros
-  help   print this message
+  ci        run fmt --check, clippy -D warnings, the feature sets, tidy and the workspace tests,
+            in that order
+  features  check every package with its defaults, with no features and with each feature alone
+  tidy      check layering, `//!` doc headers and forbidden attributes and macros
+  help      print this message
 ";
 
 fn main() -> ExitCode {
@@ -39,6 +41,7 @@ fn run(args: Vec<String>) -> anyhow::Result<()> {
         .as_slice()
     {
         ["ci"] => ci::run(&root),
+        ["features"] => ci::check_feature_sets(&root),
         ["tidy"] => tidy::run(&root),
         ["local-model", rest @ ..] => local_model::run(rest),
         [] | ["help" | "-h" | "--help"] => {

@@ -56,6 +56,10 @@ pub struct RunConfig {
     /// one tool with the same arguments in one invocation; later calls are answered with an error
     /// instead of running the tool. `None` (the default) means no limit.
     pub max_repeated_tool_calls: Option<u32>,
+    /// How many function calls of one model response run at once; the others wait for a slot.
+    /// `0` means no cap. A model can ask for any number of calls in one response, and each may
+    /// open connections or processes, so the default caps them at 16.
+    pub max_concurrent_tool_calls: usize,
 }
 
 impl Default for RunConfig {
@@ -66,6 +70,7 @@ impl Default for RunConfig {
             custom_metadata: Map::new(),
             save_input_blobs_as_artifacts: false,
             max_repeated_tool_calls: None,
+            max_concurrent_tool_calls: 16,
         }
     }
 }
@@ -80,6 +85,12 @@ impl RunConfig {
     /// Sets the model-call limit.
     pub fn with_max_llm_calls(mut self, limit: u32) -> Self {
         self.max_llm_calls = limit;
+        self
+    }
+
+    /// Sets how many function calls of one model response run at once (`0`: no cap).
+    pub fn with_max_concurrent_tool_calls(mut self, limit: usize) -> Self {
+        self.max_concurrent_tool_calls = limit;
         self
     }
 
@@ -117,7 +128,9 @@ struct Invocation {
     ended: AtomicBool,
     resumable: bool,
     paused: AtomicBool,
-    llm_calls: AtomicU32,
+    /// Shared with the invocations nested in this one (agents run as tools), so that they all
+    /// draw on one model-call budget.
+    llm_calls: Arc<AtomicU32>,
     agent_progress: Mutex<HashMap<String, AgentProgress>>,
     cancellation: CancellationToken,
     data: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
@@ -172,6 +185,7 @@ impl InvocationContext {
             cancellation: None,
             resumable: false,
             data: HashMap::new(),
+            llm_calls: None,
         }
     }
 
@@ -435,9 +449,23 @@ pub struct InvocationContextBuilder {
     cancellation: Option<CancellationToken>,
     resumable: bool,
     data: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    llm_calls: Option<Arc<AtomicU32>>,
 }
 
 impl InvocationContextBuilder {
+    /// Runs the invocation inside `parent`, as an agent called as a tool runs: it takes the
+    /// parent's run settings, id generator and clock, draws on the parent's model-call budget (so
+    /// nesting agents cannot multiply [`RunConfig::max_llm_calls`]), and is cancelled with it.
+    pub fn nested_in(mut self, parent: &InvocationContext) -> Self {
+        let invocation = &parent.invocation;
+        self.run_config = invocation.run_config.clone();
+        self.ids = invocation.ids.clone();
+        self.clock = invocation.clock.clone();
+        self.cancellation = Some(invocation.cancellation.child_token());
+        self.llm_calls = Some(invocation.llm_calls.clone());
+        self
+    }
+
     /// Seeds the invocation data of type `T` (see [`InvocationContext::invocation_data`]): how an
     /// upper layer hands the whole invocation something, such as the runner its plugins.
     pub fn invocation_data<T: Send + Sync + 'static>(mut self, value: T) -> Self {
@@ -552,7 +580,7 @@ impl InvocationContextBuilder {
             ended: AtomicBool::new(false),
             resumable: self.resumable,
             paused: AtomicBool::new(false),
-            llm_calls: AtomicU32::new(0),
+            llm_calls: self.llm_calls.unwrap_or_default(),
             agent_progress: Mutex::new(HashMap::new()),
             cancellation: self.cancellation.unwrap_or_default(),
             data: Mutex::new(self.data),
@@ -776,6 +804,28 @@ mod tests {
         assert!(ctx.count_llm_call().is_ok());
         let error = ctx.count_llm_call().unwrap_err();
         assert_eq!(error.kind(), ErrorKind::LlmCallsLimitExceeded);
+    }
+
+    #[test]
+    fn a_nested_invocation_shares_the_budget_seams_and_cancellation() {
+        let parent = InvocationContext::builder(tree().0, Session::default())
+            .run_config(RunConfig::default().with_max_llm_calls(2))
+            .build()
+            .unwrap();
+        let nested = InvocationContext::builder(tree().0, Session::default())
+            .nested_in(&parent)
+            .build()
+            .unwrap();
+        assert!(parent.count_llm_call().is_ok());
+        assert!(nested.count_llm_call().is_ok());
+        assert_eq!(
+            parent.count_llm_call().unwrap_err().kind(),
+            ErrorKind::LlmCallsLimitExceeded
+        );
+        assert!(std::ptr::addr_eq(parent.ids(), nested.ids()));
+        assert!(std::ptr::addr_eq(parent.clock(), nested.clock()));
+        parent.cancellation().cancel();
+        assert!(nested.cancellation().is_cancelled());
     }
 
     #[test]

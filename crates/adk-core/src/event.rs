@@ -100,6 +100,34 @@ impl Event {
         self
     }
 
+    /// Adds the run's metadata ([`RunConfig::custom_metadata`](crate::RunConfig)) to the event's
+    /// own custom metadata; a key the event already has keeps its value.
+    ///
+    /// ```
+    /// use adk_core::{Event, InvocationId};
+    /// use serde_json::json;
+    ///
+    /// let mut event = Event::new(InvocationId::from("e-1"), "agent");
+    /// let run = json!({"tenant": "acme", "trace": "run"}).as_object().unwrap().clone();
+    /// event.response.custom_metadata = json!({"trace": "event"}).as_object().cloned();
+    /// event.add_run_metadata(&run);
+    /// assert_eq!(
+    ///     event.response.custom_metadata.unwrap(),
+    ///     *json!({"tenant": "acme", "trace": "event"}).as_object().unwrap()
+    /// );
+    /// ```
+    pub fn add_run_metadata(&mut self, metadata: &Map<String, Value>) {
+        if metadata.is_empty() {
+            return;
+        }
+        let own = self.response.custom_metadata.get_or_insert_with(Map::new);
+        for (key, value) in metadata {
+            if !own.contains_key(key) {
+                own.insert(key.clone(), value.clone());
+            }
+        }
+    }
+
     /// The content, if any.
     pub fn content(&self) -> Option<&Content> {
         self.response.content.as_ref()

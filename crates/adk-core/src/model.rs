@@ -115,6 +115,11 @@ pub struct FunctionDeclaration {
     /// JSON Schema of the result, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<Value>,
+    /// Whether the provider must make the arguments follow `parameters` exactly (OpenAI's
+    /// `strict` function calling); `None` leaves it to the adapter's default. Only adapters with
+    /// such a mode read it: Gemini has none and sends the declaration as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
 }
 
 impl FunctionDeclaration {
@@ -125,12 +130,19 @@ impl FunctionDeclaration {
             description: description.into(),
             parameters: None,
             response: None,
+            strict: None,
         }
     }
 
     /// Sets the JSON Schema of the arguments.
     pub fn with_parameters(mut self, schema: Value) -> Self {
         self.parameters = Some(schema);
+        self
+    }
+
+    /// Asks for strict arguments (or not) for this function alone, whatever the adapter's default.
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = Some(strict);
         self
     }
 }

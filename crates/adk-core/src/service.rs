@@ -51,7 +51,8 @@ impl CreateSessionRequest {
 pub struct GetSessionRequest {
     /// The session.
     pub key: SessionKey,
-    /// Only the most recent this many events.
+    /// Only the most recent this many events; `Some(0)` means all of them, as in ADK (see
+    /// [`recent_limit`](Self::recent_limit)).
     pub num_recent_events: Option<usize>,
     /// Only events with a timestamp at or after this one.
     pub after_timestamp: Option<f64>,
@@ -67,10 +68,25 @@ impl GetSessionRequest {
         }
     }
 
-    /// Loads only the `count` most recent events.
+    /// Loads only the `count` most recent events; `0` loads all of them, as ADK reads it.
     pub fn recent(mut self, count: usize) -> Self {
         self.num_recent_events = Some(count);
         self
+    }
+
+    /// How many of the most recent events to load, `None` for all: ADK treats
+    /// `num_recent_events = 0` as "no limit", and so does every backend here.
+    ///
+    /// ```
+    /// use adk_core::{GetSessionRequest, SessionKey};
+    ///
+    /// let request = GetSessionRequest::new(SessionKey::new("app", "u", "s"));
+    /// assert_eq!(request.clone().recent(3).recent_limit(), Some(3));
+    /// assert_eq!(request.clone().recent(0).recent_limit(), None);
+    /// assert_eq!(request.recent_limit(), None);
+    /// ```
+    pub fn recent_limit(&self) -> Option<usize> {
+        self.num_recent_events.filter(|&count| count > 0)
     }
 
     /// Loads only the events at or after `timestamp`.

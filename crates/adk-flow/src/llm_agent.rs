@@ -7,7 +7,7 @@ use adk_core::{
     Agent, CallbackContext, Error, ErrorKind, Event, EventStream, GenerateContentConfig,
     InvocationContext, Llm, LlmRequest, LlmResponse, ReadonlyContext, Result,
 };
-use adk_tool::{Tool, ToolContext, Toolset};
+use adk_tool::{ArgumentValidator, Tool, ToolContext, Toolset};
 use futures::StreamExt as _;
 use serde_json::Value;
 
@@ -70,6 +70,8 @@ pub struct LlmAgent {
     pub(crate) include_contents: IncludeContents,
     pub(crate) input_schema: Option<Value>,
     pub(crate) output_schema: Option<Value>,
+    /// The output schema compiled at build time, to check the agent's answers against.
+    pub(crate) output_validator: Option<Arc<ArgumentValidator>>,
     pub(crate) output_key: Option<String>,
     pub(crate) disallow_transfer_to_parent: bool,
     pub(crate) disallow_transfer_to_peers: bool,
@@ -94,6 +96,7 @@ impl LlmAgent {
                 include_contents: IncludeContents::Default,
                 input_schema: None,
                 output_schema: None,
+                output_validator: None,
                 output_key: None,
                 disallow_transfer_to_parent: false,
                 disallow_transfer_to_peers: false,
@@ -157,6 +160,8 @@ impl LlmAgent {
     }
 
     /// Sets `output_key` in the event's state delta when the event is this agent's final answer.
+    /// With an output schema, only an answer that follows it is saved: the flow answers the
+    /// others (see `processors::output_schema`).
     fn save_output_to_state(&self, event: &mut Event) -> Result<()> {
         let Some(key) = &self.output_key else {
             return Ok(());
@@ -167,16 +172,11 @@ impl LlmAgent {
         let Some(text) = event.text() else {
             return Ok(());
         };
-        let value = match &self.output_schema {
-            Some(_) => serde_json::from_str(&text).map_err(|error| {
-                Error::new(
-                    ErrorKind::InvalidInput,
-                    format!(
-                        "agent '{}' has an output schema but its answer is not JSON ({error}): {text}",
-                        self.base.name
-                    ),
-                )
-            })?,
+        let value = match &self.output_validator {
+            Some(validator) => match serde_json::from_str::<Value>(&text) {
+                Ok(value) if validator.problems(&value).is_empty() => value,
+                _ => return Ok(()),
+            },
             None => Value::String(text),
         };
         event.actions.state_delta.insert(key.clone(), value);
@@ -307,7 +307,9 @@ impl LlmAgentBuilder {
     }
 
     /// The JSON Schema the agent's answer must follow. With tools, the agent answers through a
-    /// `set_model_response` tool instead of the provider's structured output.
+    /// `set_model_response` tool instead of the provider's structured output. Answers are checked
+    /// against it: the model is told what is wrong with the first answer that breaks it, and a
+    /// second such answer in the invocation fails the run with [`ErrorKind::InvalidInput`].
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.agent.output_schema = Some(schema);
         self
@@ -425,10 +427,20 @@ impl LlmAgentBuilder {
         self
     }
 
-    /// Builds the agent; fails when the name is not an identifier or two tools share a name.
+    /// Builds the agent; fails when the name is not an identifier, two tools share a name, or the
+    /// output schema is not a valid JSON Schema.
     pub fn build(self) -> Result<LlmAgent> {
-        let agent = self.agent;
+        let mut agent = self.agent;
         agent.base.validate()?;
+        if let Some(schema) = &agent.output_schema {
+            let validator = ArgumentValidator::new(schema).map_err(|error| {
+                Error::new(
+                    ErrorKind::Config,
+                    format!("agent '{}': the output schema: {error}", agent.base.name),
+                )
+            })?;
+            agent.output_validator = Some(Arc::new(validator));
+        }
         let mut names = std::collections::HashSet::new();
         if let Some(duplicate) = agent.tools.iter().find(|tool| !names.insert(tool.name())) {
             return Err(Error::new(

@@ -340,14 +340,17 @@ fn city_schema() -> Value {
     })
 }
 
+/// The agent `reporter` on `model`, answering in [`city_schema`] into state `report`.
+fn reporter(model: &ScriptedModel) -> adk_flow::LlmAgentBuilder {
+    agent("reporter", model)
+        .output_schema(city_schema())
+        .output_key("report")
+}
+
 #[tokio::test]
 async fn an_output_schema_without_tools_uses_structured_output() {
     let model = ScriptedModel::new("m").then_text(r#"{"city": "Paris", "temperature": 21}"#);
-    let reporter = agent("reporter", &model)
-        .output_schema(city_schema())
-        .output_key("report")
-        .build()
-        .unwrap();
+    let reporter = reporter(&model).build().unwrap();
     let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
     let config = &model.requests()[0].config;
     assert_eq!(config.response_schema, Some(city_schema()));
@@ -359,15 +362,88 @@ async fn an_output_schema_without_tools_uses_structured_output() {
         run.session.state["report"],
         json!({"city": "Paris", "temperature": 21})
     );
+}
 
-    let model = ScriptedModel::new("m").then_text("not json");
+/// An answer that breaks the output schema is checked, not only parsed: the model is told the
+/// problems once and answers again; the broken answer is not saved.
+#[tokio::test]
+async fn an_answer_that_breaks_the_output_schema_is_corrected_once() {
+    let model = ScriptedModel::new("m")
+        .then_text(r#"{"city": "Paris", "temperature": "warm"}"#)
+        .then_text(r#"{"city": "Paris", "temperature": 21}"#);
+    let reporter = reporter(&model).build().unwrap();
+    let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
+    check(
+        &run,
+        expect![[r#"
+        reporter: "{\"city\": \"Paris\", \"temperature\": \"warm\"}"
+        reporter: "Your answer does not follow the required output schema; fix these and answer again with JSON that follows it:\n- `temperature`: \"warm\" is not of type \"number\""
+        reporter: "{\"city\": \"Paris\", \"temperature\": 21}" [report={"city":"Paris","temperature":21}]
+    "#]],
+    );
+    let second = &model.requests()[1];
+    let last = second.contents.last().unwrap();
+    assert_eq!(last.role, Some(adk_core::Role::User));
+    assert!(last.text().unwrap().contains("`temperature`"));
+}
+
+/// A second answer that breaks the output schema ends the run with a typed error; the answers are
+/// kept, and nothing is saved under the output key.
+#[tokio::test]
+async fn a_second_answer_that_breaks_the_output_schema_fails_the_run() {
+    let model = ScriptedModel::new("m")
+        .then_text("not json")
+        .then_text(r#"{"city": 7}"#);
+    let reporter = reporter(&model).build().unwrap();
+    let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
+    let error = run.error.expect("the run fails");
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    assert!(error.message().contains("`city`"), "{error}");
+    assert_eq!(run.events.len(), 3, "answer, correction, second answer");
+    assert!(!run.session.state.contains_key("report"));
+}
+
+/// Through `set_model_response`, an answer that breaks the schema is the tool's error, which the
+/// model reads once; the fixed answer is the agent's.
+#[tokio::test]
+async fn a_set_model_response_that_breaks_the_schema_is_answered_with_the_problems() {
+    let model = ScriptedModel::new("m")
+        .then_call("set_model_response", json!({"city": "Paris"}))
+        .then_call(
+            "set_model_response",
+            json!({"city": "Paris", "temperature": 21}),
+        );
+    let reporter = reporter(&model)
+        .tool(support::weather_tool())
+        .build()
+        .unwrap();
+    let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
+    check(
+        &run,
+        expect![[r#"
+        reporter: call set_model_response {"city":"Paris"}
+        reporter: response set_model_response {"error":"Your answer does not follow the required output schema; fix these and call `set_model_response` again:\n- arguments: \"temperature\" is a required property"}
+        reporter: call set_model_response {"city":"Paris","temperature":21}
+        reporter: response set_model_response {"city":"Paris","temperature":21}
+        reporter: "{\"city\":\"Paris\",\"temperature\":21}" [report={"city":"Paris","temperature":21}]
+    "#]],
+    );
+
+    let model = ScriptedModel::new("m")
+        .then_call("set_model_response", json!({"city": "Paris"}))
+        .then_call("set_model_response", json!({"temperature": 21}));
     let reporter = agent("reporter", &model)
+        .tool(support::weather_tool())
         .output_schema(city_schema())
-        .output_key("report")
         .build()
         .unwrap();
     let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
     assert_eq!(run.error.unwrap().kind(), ErrorKind::InvalidInput);
+    assert_eq!(
+        run.events.len(),
+        4,
+        "both calls and both error responses are kept"
+    );
 }
 
 #[tokio::test]
@@ -378,10 +454,8 @@ async fn an_output_schema_with_tools_answers_through_set_model_response() {
             "set_model_response",
             json!({"city": "Paris", "temperature": 21}),
         );
-    let reporter = agent("reporter", &model)
+    let reporter = reporter(&model)
         .tool(support::weather_tool())
-        .output_schema(city_schema())
-        .output_key("report")
         .build()
         .unwrap();
     let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
@@ -522,6 +596,189 @@ async fn an_agent_tool_runs_the_agent_and_returns_its_answer_and_state() {
         Some("Summarize the report")
     );
     assert_eq!(run.session.state["summary"], "A short summary.");
+}
+
+/// An agent named `name` on `model` with one tool, to be called as a tool itself.
+fn agent_with_tool(
+    name: &str,
+    model: &ScriptedModel,
+    tool: Arc<dyn adk_tool::Tool>,
+) -> adk_flow::LlmAgent {
+    agent(name, model)
+        .description("Helps the assistant.")
+        .tool(tool)
+        .build()
+        .unwrap()
+}
+
+/// The agent `assistant` on `model`, with `inner` as a tool.
+fn calling(inner: adk_flow::LlmAgent, model: &ScriptedModel) -> adk_flow::LlmAgent {
+    agent("assistant", model)
+        .tool(Arc::new(AgentTool::new(Arc::new(inner))))
+        .build()
+        .unwrap()
+}
+
+/// Review item 22.12: an agent run as a tool draws on its caller's model-call budget, so nesting
+/// agents cannot multiply `max_llm_calls`.
+#[tokio::test]
+async fn review_22_12_agent_tools_share_the_callers_llm_call_budget() {
+    let inner_model = ScriptedModel::new("inner").then_text("A fact.");
+    let helper = agent("helper", &inner_model)
+        .description("Finds facts.")
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new("outer")
+        .then_call("helper", json!({"request": "a fact"}))
+        .then_text("Here it is.");
+    let outer = calling(helper, &model);
+    // Three model calls in all: the caller's first, the helper's, the caller's second.
+    let run = AgentRun::on_session(
+        Arc::new(outer),
+        Session::new(SessionKey::new("app", "u", "s")),
+        Content::user("go"),
+        RunConfig::default().with_max_llm_calls(2),
+    )
+    .await;
+    assert_eq!(inner_model.requests().len(), 1);
+    assert_eq!(model.requests().len(), 1, "the third call is refused");
+    let error = run.error.expect("the shared budget runs out");
+    assert_eq!(error.kind(), ErrorKind::LlmCallsLimitExceeded);
+}
+
+/// An agent run as a tool uses its caller's id and clock seams: its function-call ids come from
+/// the caller's generator (the test's sequential one), not from a random one of its own.
+#[tokio::test]
+async fn an_agent_tool_runs_with_the_callers_id_and_clock_seams() {
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let recorder = {
+        let seen = seen.clone();
+        tool("lookup", move |ctx: &dyn ToolContext, _| {
+            let invocation = ctx.callback_context().invocation();
+            seen.lock().push((
+                ctx.function_call_id().unwrap().as_str().to_owned(),
+                invocation.clock().now(),
+            ));
+            Ok(json!("found"))
+        })
+    };
+    let inner_model = ScriptedModel::new("inner")
+        .then_call("lookup", json!({}))
+        .then_text("A fact.");
+    let helper = agent_with_tool("helper", &inner_model, recorder);
+    let model = ScriptedModel::new("outer")
+        .then_call("helper", json!({"request": "a fact"}))
+        .then_text("Here it is.");
+    let outer = calling(helper, &model);
+    let run = AgentRun::new(Arc::new(outer), "go").await;
+    assert!(run.error.is_none(), "{:?}", run.error);
+    let seen = seen.lock();
+    let (call_id, now) = &seen[0];
+    assert!(
+        call_id.starts_with("adk-00000000-0000-4000-8000-"),
+        "a sequential id from the caller's generator: {call_id}"
+    );
+    let since_start = now - adk_test::StepClock::START;
+    assert!(
+        (0.0..1000.0).contains(&since_start),
+        "the test clock, not the system's: {now}"
+    );
+}
+
+/// An agent run as a tool checks its arguments against the agent's input schema: bad arguments
+/// are answered with the problems, and the agent does not run.
+#[tokio::test]
+async fn an_agent_tool_checks_its_arguments_against_the_input_schema() {
+    let inner_model = ScriptedModel::new("inner").then_text("3 nights booked.");
+    let booker = agent("booker", &inner_model)
+        .description("Books hotels.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"nights": {"type": "integer", "minimum": 1}},
+            "required": ["nights"],
+        }))
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new("outer")
+        .then_call("booker", json!({"nights": "three"}))
+        .then_call("booker", json!({"nights": 3}))
+        .then_text("Booked.");
+    let outer = calling(booker, &model);
+    let run = AgentRun::new(Arc::new(outer), "Book 3 nights").await;
+    check(
+        &run,
+        expect![[r#"
+        assistant: call booker {"nights":"three"}
+        assistant: response booker {"error":"Invalid arguments for tool `booker`; fix these and call it again:\n- `nights`: \"three\" is not of type \"integer\""}
+        assistant: call booker {"nights":3}
+        assistant: response booker {"result":"3 nights booked."}
+        assistant: "Booked."
+    "#]],
+    );
+    assert_eq!(
+        inner_model.requests().len(),
+        1,
+        "only the valid call ran the agent"
+    );
+}
+
+/// Artifacts an agent run as a tool saves land in the caller's session, and the caller's event
+/// records them.
+#[tokio::test]
+async fn an_agent_tool_saves_artifacts_in_the_callers_session() {
+    use adk_core::ArtifactService as _;
+    struct WriteReport;
+    #[async_trait]
+    impl adk_tool::Tool for WriteReport {
+        fn name(&self) -> &str {
+            "write_report"
+        }
+        fn description(&self) -> &str {
+            "Saves the report."
+        }
+        fn declaration(&self) -> Option<adk_core::FunctionDeclaration> {
+            Some(adk_core::FunctionDeclaration::new(
+                self.name(),
+                self.description(),
+            ))
+        }
+        async fn run(&self, ctx: Arc<dyn ToolContext>, _args: Value) -> adk_core::Result<Value> {
+            let version = ctx
+                .save_artifact("report.txt", Part::text("the report"))
+                .await?;
+            Ok(json!({"version": version}))
+        }
+    }
+    let writer_tool: Arc<dyn adk_tool::Tool> = Arc::new(WriteReport);
+    let inner_model = ScriptedModel::new("inner")
+        .then_call("write_report", json!({}))
+        .then_text("Saved.");
+    let writer = agent_with_tool("writer", &inner_model, writer_tool);
+    let model = ScriptedModel::new("outer")
+        .then_call("writer", json!({"request": "write it"}))
+        .then_text("Done.");
+    let outer: Arc<dyn Agent> = Arc::new(calling(writer, &model));
+    let artifacts = Arc::new(adk_session::InMemoryArtifactService::new());
+    let key = SessionKey::new("app", "u", "s");
+    let ctx = InvocationContext::builder(outer.clone(), Session::new(key.clone()))
+        .user_content(Content::user("go"))
+        .artifact_service(artifacts.clone())
+        .build()
+        .unwrap();
+    let events: Vec<Event> = futures::StreamExt::collect::<Vec<_>>(outer.run(ctx))
+        .await
+        .into_iter()
+        .collect::<adk_core::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        artifacts.list_artifact_keys(&key).await.unwrap(),
+        ["report.txt"]
+    );
+    let response = events
+        .iter()
+        .find(|event| event.function_responses().any(|r| r.name == "writer"))
+        .unwrap();
+    assert_eq!(response.actions.artifact_delta.get("report.txt"), Some(&0));
 }
 
 fn last_request_id(event: &Event) -> adk_core::FunctionCallId {

@@ -156,6 +156,108 @@ async fn tools_run_concurrently() {
     assert!(run.error.is_none(), "{:?}", run.error);
 }
 
+/// Review item 22.11: one response's calls run at most `max_concurrent_tool_calls` at once.
+#[tokio::test]
+async fn review_22_11_concurrent_tool_calls_are_capped() {
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (running_in_tool, most_in_tool) = (running.clone(), most.clone());
+    let busy = support::AsyncTool::shared("busy", move || {
+        let (running, most) = (running_in_tool.clone(), most_in_tool.clone());
+        async move {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            // Give every other call that may start a chance to start before this one ends.
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
+            running.fetch_sub(1, Ordering::SeqCst);
+            Ok(json!("done"))
+        }
+    });
+    let calls: Vec<(&str, Value)> = (0..6).map(|i| ("busy", json!({"i": i}))).collect();
+    let model = ScriptedModel::new("scripted")
+        .then_calls(&calls)
+        .then_text("All done.");
+    let agent = agent("worker", &model).tool(busy).build().unwrap();
+    let run = run_with(
+        agent,
+        "go",
+        RunConfig::default().with_max_concurrent_tool_calls(2),
+    )
+    .await;
+    assert!(run.error.is_none(), "{:?}", run.error);
+    assert_eq!(most.load(Ordering::SeqCst), 2);
+    let responses: Vec<_> = run.events[1].function_responses().collect();
+    assert_eq!(responses.len(), 6, "every call is answered, in order");
+    assert!(
+        responses
+            .iter()
+            .all(|response| response.response["result"] == "done")
+    );
+}
+
+/// Review item 22.11: a call whose hook fails does not discard the results of its siblings,
+/// which already ran; every finished result is stored (the failed call answered with its error),
+/// then the run ends with the hook's error.
+#[tokio::test]
+async fn review_22_11_a_failed_call_keeps_its_siblings_results() {
+    let model = ScriptedModel::new("scripted").then_calls(&[
+        ("get_weather", json!({"city": "Paris"})),
+        ("audited", json!({})),
+        ("get_weather", json!({"city": "Rome"})),
+    ]);
+    let agent = agent("weather", &model)
+        .tool(weather_tool())
+        .tool(tool("audited", |_, _| Ok(json!("ran"))))
+        .after_tool_callback(|_, tool, _, _| {
+            if tool.name() == "audited" {
+                return Err(Error::new(ErrorKind::Tool, "the audit log is down"));
+            }
+            Ok(None)
+        })
+        .build()
+        .unwrap();
+    let run = run(agent, "go").await;
+    check(
+        &run,
+        expect![[r#"
+        weather: call get_weather {"city":"Paris"} call audited {} call get_weather {"city":"Rome"}
+        weather: response get_weather {"city":"Paris","weather":"sunny"} response audited {"error":"the audit log is down"} response get_weather {"city":"Rome","weather":"sunny"} [user:last_city="Rome"]
+        error: tool: the audit log is down
+    "#]],
+    );
+    assert_eq!(run.session.state["user:last_city"], "Rome");
+}
+
+/// A call of an unknown tool reaches the on-tool-error hooks, which may answer it.
+#[tokio::test]
+async fn an_unknown_tool_reaches_the_on_tool_error_callbacks() {
+    let model = ScriptedModel::new("scripted")
+        .then_call("get_wether", json!({"city": "Paris"}))
+        .then_text("Sunny.");
+    let agent = agent("weather", &model)
+        .tool(weather_tool())
+        .on_tool_error_callback(|_, tool, args, error| {
+            Ok(Some(json!({
+                "recovered": tool.name(),
+                "city": args["city"],
+                "not_found": error.message().starts_with("tool 'get_wether' not found"),
+            })))
+        })
+        .build()
+        .unwrap();
+    let run = run(agent, "Paris?").await;
+    check(
+        &run,
+        expect![[r#"
+        weather: call get_wether {"city":"Paris"}
+        weather: response get_wether {"city":"Paris","not_found":true,"recovered":"get_wether"}
+        weather: "Sunny."
+    "#]],
+    );
+}
+
 #[tokio::test]
 async fn an_unknown_tool_gets_a_response_listing_the_available_tools() {
     let model = ScriptedModel::new("scripted")

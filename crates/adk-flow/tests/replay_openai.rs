@@ -10,12 +10,20 @@ use adk_test::{AgentRun, MockServer, load_recording, shared_dir};
 use adk_tool::{FunctionTool, ToolContext};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::json;
 
-/// The arguments of `multiply`, as the recorded model called it.
+// The arguments of `multiply`, as the recorded model called it. A line comment, not a doc
+// comment, and plain integers, so that the schema is the recorded one (no description, no format).
 #[derive(Deserialize, JsonSchema)]
 struct Factors {
+    #[schemars(schema_with = "plain_integer")]
     a: i64,
+    #[schemars(schema_with = "plain_integer")]
     b: i64,
+}
+
+fn plain_integer(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "integer"})
 }
 
 async fn multiply(_ctx: Arc<dyn ToolContext>, factors: Factors) -> Result<i64, String> {
@@ -42,7 +50,8 @@ async fn a_recorded_streamed_tool_call_round_trip_runs_through_the_flow() {
         .model(Arc::new(model))
         .tool(Arc::new(FunctionTool::new(
             "multiply",
-            "Multiply two numbers",
+            // As the recorded client described it, so that the first request matches the recording.
+            "Multiply two numbers.",
             multiply,
         )))
         .build()
@@ -90,9 +99,21 @@ async fn a_recorded_streamed_tool_call_round_trip_runs_through_the_flow() {
         "text was streamed"
     );
 
-    // The second request carried the call and its result back in OpenAI's shape.
+    // The first request is the recorded one: the user's message, the tool, streaming with usage.
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
+    // The flow adds one thing the recorded client did not send: the agent's identity as the
+    // system message.
+    let mut expected = exchanges[0]
+        .request_json()
+        .expect("the recorded request is JSON");
+    expected["messages"].as_array_mut().unwrap().insert(
+        0,
+        json!({"role": "system", "content": "You are an agent named \"calculator\"."}),
+    );
+    assert_eq!(requests[0].json(), expected);
+
+    // The second request carried the call and its result back in OpenAI's shape.
     let messages = requests[1].json()["messages"].clone();
     let messages = messages.as_array().unwrap();
     let tool_message = messages

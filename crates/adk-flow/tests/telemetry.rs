@@ -147,8 +147,7 @@ fn render_span_under(
 }
 
 /// `e-00000000-0000-4000-8000-000000000007` becomes `e-7`: the sequential test ids, readable. An
-/// id from a real UUID generator (the `AgentTool`'s child invocation makes its own event ids)
-/// becomes `<uuid>`.
+/// id from a real UUID generator becomes `<uuid>`.
 fn short_ids(value: &str) -> String {
     const UUID_PREFIX: &str = "00000000-0000-4000-8000-";
     let Some((before, after)) = value.split_once(UUID_PREFIX) else {
@@ -440,7 +439,7 @@ async fn workflow_agents_and_agent_tools_nest_the_agents_they_run() {
                         · gen_ai.conversation.id=6
                         · gen_ai.operation.name=invoke_agent
                         call_llm
-                          · gcp.vertex.agent.event_id=<uuid>
+                          · gcp.vertex.agent.event_id=9
                           · gcp.vertex.agent.session_id=6
                           · gen_ai.request.model=helper_model
                           generate_content helper_model
@@ -449,7 +448,7 @@ async fn workflow_agents_and_agent_tools_nest_the_agents_they_run() {
                             · gen_ai.usage.input_tokens=42
                             · gen_ai.usage.output_tokens=7
                   call_llm
-                    · gcp.vertex.agent.event_id=10
+                    · gcp.vertex.agent.event_id=11
                     · gcp.vertex.agent.session_id=session_1
                     · gen_ai.request.model=reviewer_model
                     generate_content reviewer_model

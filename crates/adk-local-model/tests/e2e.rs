@@ -201,18 +201,18 @@ fn runner(agent: Arc<dyn Agent>, sessions: Arc<dyn SessionService>) -> Runner {
         .expect("the runner builds")
 }
 
-/// Runs `message` in session `session` and collects the events, stopping at the first error (the
-/// model-call cap, say) and returning the events before it.
+/// Runs `message` in session `session` and collects the events; an error ends the test, showing
+/// the events before it (a run that hit the model-call cap did not finish its turn).
 async fn run(runner: &Runner, session: &str, message: &str, config: RunConfig) -> Vec<Event> {
     let mut events = Vec::new();
     let mut stream = std::pin::pin!(runner.run("user", session, Content::user(message), config));
     while let Some(event) = stream.next().await {
         match event {
             Ok(event) => events.push(event),
-            Err(error) => {
-                eprintln!("the run ended with: {error}");
-                break;
-            }
+            Err(error) => panic!(
+                "the run failed: {error}\nafter these events:\n{}",
+                adk_test::render_events(&events)
+            ),
         }
     }
     events

@@ -415,7 +415,7 @@ impl Inner {
             self.save_input_blobs(ctx, &mut message, &mut actions)
                 .await?;
         }
-        let event = Event::with_seams(
+        let mut event = Event::with_seams(
             ctx.invocation_id().clone(),
             USER_AUTHOR,
             ctx.ids(),
@@ -424,6 +424,7 @@ impl Inner {
         .with_content(message)
         .with_actions(actions)
         .with_branch(branch);
+        event.add_run_metadata(&ctx.run_config().custom_metadata);
         persist_event(&self.sessions, ctx, &event).await
     }
 
@@ -507,10 +508,11 @@ impl Inner {
     async fn before_run(&self, ctx: &InvocationContext) -> Result<Option<Event>> {
         for plugin in self.plugins.iter() {
             if let Some(content) = plugin.before_run(ctx).await? {
-                let event = ctx
+                let mut event = ctx
                     .with_agent(self.tree.root().clone())
                     .new_event()
                     .with_content(content);
+                event.add_run_metadata(&ctx.run_config().custom_metadata);
                 persist_event(&self.sessions, ctx, &event).await?;
                 return Ok(Some(event));
             }
@@ -519,7 +521,7 @@ impl Inner {
     }
 
     /// One event of the agent: the on-event hooks (the first that returns an event replaces it),
-    /// then storage unless it is partial.
+    /// the run's custom metadata, then storage unless it is partial.
     async fn accept_event(&self, ctx: &InvocationContext, event: Result<Event>) -> Result<Event> {
         let mut event = event?;
         for plugin in self.plugins.iter() {
@@ -528,6 +530,7 @@ impl Inner {
                 break;
             }
         }
+        event.add_run_metadata(&ctx.run_config().custom_metadata);
         if !event.is_partial() {
             persist_event(&self.sessions, ctx, &event).await?;
         }

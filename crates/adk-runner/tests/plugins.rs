@@ -597,6 +597,7 @@ async fn reflect_and_retry_gives_up_past_its_retry_cap() {
             searcher: call lookup {}
             searcher: response lookup {"error_details":"the index is down","error_type":"tool","reflection_guidance":"The call to `lookup` with arguments {} failed: the index is down. Reflect on why: check the arguments against the tool's description and schema, and whether another tool fits better. Then call again with corrected arguments, or answer without the tool. 1 attempt(s) left.","response_type":"ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN","retry_count":1}
             searcher: call lookup {}
+            searcher: response lookup {"error":"tool 'lookup' failed 2 times in this invocation, more than the 1 retries allowed; last error: the index is down"}
             error: tool: tool 'lookup' failed 2 times in this invocation, more than the 1 retries allowed; last error: the index is down
         "#]],
     );

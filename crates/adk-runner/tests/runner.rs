@@ -160,6 +160,41 @@ async fn partial_events_are_yielded_but_only_complete_ones_are_stored() {
     assert!(!session.state.contains_key("temp:last"));
 }
 
+#[tokio::test]
+async fn the_run_config_custom_metadata_reaches_every_event() {
+    let done = LlmResponse::new(Content::model("Hello there"));
+    let mut partial = LlmResponse::new(Content::model("Hello"));
+    partial.partial = Some(true);
+    let model = ScriptedModel::new("m")
+        .then_call("ping", json!({}))
+        .then_stream(vec![partial, done]);
+    let pinger = agent("pinger", &model)
+        .tool(ClosureTool::shared("ping", |_, _| {
+            Ok(json!({"pong": true}))
+        }))
+        .build()
+        .unwrap();
+    let runner = runner(Arc::new(pinger)).build().unwrap();
+    let mut config = RunConfig::default().with_streaming_mode(StreamingMode::Sse);
+    config.custom_metadata = json!({"tenant": "acme"}).as_object().unwrap().clone();
+    let outcome = run_with(&runner, Content::user("ping"), config).await;
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    let expected = Some(json!({"tenant": "acme"}).as_object().unwrap().clone());
+    assert_eq!(outcome.events.len(), 4, "call, response, partial, final");
+    for event in &outcome.events {
+        assert_eq!(event.response.custom_metadata, expected, "{event:?}");
+    }
+    let stored = stored(&runner).await;
+    assert_eq!(
+        stored.events.len(),
+        4,
+        "the user's message and three complete events"
+    );
+    for event in &stored.events {
+        assert_eq!(event.response.custom_metadata, expected, "{event:?}");
+    }
+}
+
 /// Writes to the session behind the runner's back when the agent calls a tool.
 struct Interloper;
 

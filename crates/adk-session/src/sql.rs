@@ -32,7 +32,7 @@ pub(crate) enum EventFilter {
 impl EventFilter {
     /// The filter of `request`.
     pub(crate) fn of(request: &GetSessionRequest) -> Self {
-        match (request.num_recent_events, request.after_timestamp) {
+        match (request.recent_limit(), request.after_timestamp) {
             (None, None) => Self::All,
             (None, Some(after)) => Self::After(after),
             (Some(count), after) => Self::Recent {

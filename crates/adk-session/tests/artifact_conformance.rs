@@ -16,6 +16,18 @@ struct Fixture {
     sandbox: Option<tempfile::TempDir>,
 }
 
+impl Fixture {
+    /// The service, borrowed.
+    fn borrowed(&self) -> &dyn ArtifactService {
+        self.service.as_ref()
+    }
+
+    /// The service's `Arc`, for tests that hand it to spawned tasks.
+    fn shared(&self) -> &Arc<dyn ArtifactService> {
+        &self.service
+    }
+}
+
 fn in_memory() -> Fixture {
     Fixture {
         service: Arc::new(InMemoryArtifactService::new()),
@@ -55,23 +67,26 @@ macro_rules! artifact_conformance {
     ($($backend:ident),*) => {
         $(
             mod $backend {
-                artifact_conformance!(@tests $backend;
+                artifact_conformance!(@tests $backend; borrowed;
                     save_load_and_versions,
                     user_names_are_shared_by_the_users_sessions_only,
                     delete_removes_every_version,
                     traversal_and_bad_names_are_rejected,
-                    concurrent_saves_get_distinct_versions,
                     large_and_unicode_artifacts_round_trip,
+                );
+                // These spawn tasks, so they take the service's `Arc`.
+                artifact_conformance!(@tests $backend; shared;
+                    concurrent_saves_get_distinct_versions,
                 );
             }
         )*
     };
-    (@tests $backend:ident; $($test:ident),* $(,)?) => {
+    (@tests $backend:ident; $access:ident; $($test:ident),* $(,)?) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $test() {
                 let fixture = crate::$backend();
-                crate::$test(&*fixture.service).await;
+                crate::$test(fixture.$access()).await;
                 crate::check_sandbox(&fixture);
             }
         )*
@@ -387,18 +402,59 @@ async fn traversal_and_bad_names_are_rejected(service: &dyn ArtifactService) {
     );
 }
 
-async fn concurrent_saves_get_distinct_versions(service: &dyn ArtifactService) {
+/// Writers saving one artifact at once, as spawned tasks on the multi-thread runtime released
+/// together: every save gets a version of its own, and storage holds exactly the saved ones.
+async fn concurrent_saves_get_distinct_versions(service: &Arc<dyn ArtifactService>) {
+    const WRITERS: usize = 4;
+    const SAVES: usize = 6;
     let s = key("ada", "s1");
-    let saves = (0..8).map(|n| {
-        let s = s.clone();
-        async move { save(service, &s, "log.txt", Part::text(n.to_string())).await }
-    });
-    let versions: BTreeSet<u64> = futures::future::join_all(saves).await.into_iter().collect();
-    assert_eq!(versions, (0..8).collect());
+    let start = Arc::new(tokio::sync::Barrier::new(WRITERS));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let (service, s, start) = (service.clone(), s.clone(), start.clone());
+            tokio::spawn(async move {
+                start.wait().await;
+                let mut outcomes = Vec::new();
+                for n in 0..SAVES {
+                    let text = format!("{writer}-{n}");
+                    let saved = service
+                        .save_artifact(&s, "log.txt", Part::text(text.clone()), Map::new())
+                        .await;
+                    outcomes.push((text, saved));
+                }
+                outcomes
+            })
+        })
+        .collect();
+    let mut saved = Vec::new();
+    for writer in writers {
+        for (text, outcome) in writer.await.expect("the writer task") {
+            let version = outcome.unwrap_or_else(|error| panic!("saving {text}: {error}"));
+            saved.push((version, text));
+        }
+    }
+    assert_eq!(saved.len(), WRITERS * SAVES, "every attempt succeeded");
+    let versions: BTreeSet<u64> = saved.iter().map(|(version, _)| *version).collect();
+    assert_eq!(
+        versions,
+        (0..(WRITERS * SAVES) as u64).collect(),
+        "one version per save"
+    );
     assert_eq!(
         service.list_versions(&s, "log.txt").await.unwrap(),
-        (0..8).collect::<Vec<_>>()
+        (0..(WRITERS * SAVES) as u64).collect::<Vec<_>>(),
+        "storage holds exactly the saved versions"
     );
+    for (version, text) in saved {
+        assert_eq!(
+            service
+                .load_artifact(&s, "log.txt", Some(version))
+                .await
+                .unwrap(),
+            Some(Part::text(text)),
+            "version {version} holds what its save wrote"
+        );
+    }
 }
 
 async fn large_and_unicode_artifacts_round_trip(service: &dyn ArtifactService) {

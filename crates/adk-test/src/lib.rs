@@ -10,16 +10,22 @@
 mod agent_run;
 pub mod browser;
 mod closure_tool;
+mod harness;
 pub mod recording;
 mod replay;
 mod scripted_model;
 mod seams;
 mod shared;
+mod skip;
+mod strategies;
 
 pub use agent_run::{AgentRun, render_events};
 pub use closure_tool::ClosureTool;
+pub use harness::{TestArgs, run_single_test};
 pub use recording::{Exchange, RecordingError, load_recording};
-pub use replay::{MockResponse, MockServer, ReceivedRequest};
+pub use replay::{BodyEnd, ChunkGate, MockResponse, MockServer, ReceivedRequest};
 pub use scripted_model::ScriptedModel;
 pub use seams::{SequentialIds, StepClock};
 pub use shared::{SHARED_DIR_ENV, shared_dir, shared_file};
+pub use skip::{SKIPPED_MARKER, report_skipped, skipped_line};
+pub use strategies::any_json;

@@ -16,8 +16,97 @@ use parking_lot::Mutex;
 
 use crate::Exchange;
 
-/// One scripted response: status, headers, and a body written in chunks, optionally slowly or cut
-/// off mid-way.
+/// How a response body ended on the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BodyEnd {
+    /// Every chunk was handed to the connection.
+    Finished,
+    /// The server dropped the body before its last chunk: the client closed the connection.
+    Dropped,
+}
+
+/// Lets a test hold a response body after its first chunk until it says so, and see how many
+/// chunks the server sent and how the body ended: tests of streaming assert order and causality
+/// with it ("the rest was not sent yet when the first delta arrived", "dropping the stream closed
+/// the connection") instead of wall-clock bounds.
+#[derive(Debug, Clone)]
+pub struct ChunkGate {
+    inner: Arc<GateInner>,
+}
+
+#[derive(Debug)]
+struct GateInner {
+    opened: tokio::sync::watch::Sender<bool>,
+    sent: std::sync::atomic::AtomicUsize,
+    end: tokio::sync::watch::Sender<Option<BodyEnd>>,
+}
+
+impl Default for ChunkGate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ChunkGate {
+    /// A closed gate.
+    pub fn new() -> Self {
+        Self {
+            inner: Arc::new(GateInner {
+                opened: tokio::sync::watch::Sender::new(false),
+                sent: std::sync::atomic::AtomicUsize::new(0),
+                end: tokio::sync::watch::Sender::new(None),
+            }),
+        }
+    }
+
+    /// Lets the held chunks go.
+    pub fn open(&self) {
+        self.inner.opened.send_replace(true);
+    }
+
+    /// How many chunks of the body the server has handed to the connection so far.
+    pub fn sent_chunks(&self) -> usize {
+        self.inner.sent.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits until the server is done with the body, and says how it ended.
+    pub async fn ended(&self) -> BodyEnd {
+        let mut end = self.inner.end.subscribe();
+        match end.wait_for(Option::is_some).await {
+            Ok(end) => end.unwrap_or(BodyEnd::Dropped),
+            // The sender lives in `self`, so it cannot be gone while we wait.
+            Err(_) => BodyEnd::Dropped,
+        }
+    }
+
+    async fn wait_open(&self) {
+        let mut opened = self.inner.opened.subscribe();
+        let _ = opened.wait_for(|open| *open).await;
+    }
+}
+
+/// Tells the gate how the body ended when the server drops it.
+struct BodyGuard {
+    gate: Option<ChunkGate>,
+    finished: std::cell::Cell<bool>,
+}
+
+impl Drop for BodyGuard {
+    fn drop(&mut self) {
+        if let Some(gate) = &self.gate {
+            let end = if self.finished.get() {
+                BodyEnd::Finished
+            } else {
+                BodyEnd::Dropped
+            };
+            gate.inner.end.send_replace(Some(end));
+        }
+    }
+}
+
+/// One scripted response: status, headers, and a body written in chunks, optionally slowly, held
+/// at a gate, or cut off mid-way.
 #[derive(Debug, Clone)]
 pub struct MockResponse {
     status: u16,
@@ -26,6 +115,7 @@ pub struct MockResponse {
     delay_before_headers: Duration,
     delay_between_chunks: Duration,
     cut_after_chunks: bool,
+    gate: Option<ChunkGate>,
 }
 
 impl MockResponse {
@@ -38,6 +128,7 @@ impl MockResponse {
             delay_before_headers: Duration::ZERO,
             delay_between_chunks: Duration::ZERO,
             cut_after_chunks: false,
+            gate: None,
         }
     }
 
@@ -90,6 +181,13 @@ impl MockResponse {
         self
     }
 
+    /// Sends the first body chunk, then holds the rest until `gate` opens; the gate also counts
+    /// the chunks sent and sees how the body ended.
+    pub fn hold_after_first_chunk(mut self, gate: &ChunkGate) -> Self {
+        self.gate = Some(gate.clone());
+        self
+    }
+
     /// Aborts the connection after the last chunk instead of ending the body cleanly.
     pub fn cut(mut self) -> Self {
         self.cut_after_chunks = true;
@@ -103,26 +201,48 @@ impl MockResponse {
             chunks,
             delay_between_chunks,
             cut_after_chunks,
+            gate,
             ..
         } = self;
+        let guard = BodyGuard {
+            gate,
+            finished: std::cell::Cell::new(false),
+        };
         let body = futures::stream::unfold(
-            (chunks.into_iter(), true, false),
-            move |(mut chunks, first, done)| async move {
+            (chunks.into_iter(), true, false, guard),
+            move |(mut chunks, first, done, guard)| async move {
                 if done {
+                    guard.finished.set(true);
                     return None;
                 }
                 match chunks.next() {
                     Some(chunk) => {
-                        if !first && !delay_between_chunks.is_zero() {
-                            tokio::time::sleep(delay_between_chunks).await;
+                        if !first {
+                            if let Some(gate) = &guard.gate {
+                                gate.wait_open().await;
+                            }
+                            if !delay_between_chunks.is_zero() {
+                                tokio::time::sleep(delay_between_chunks).await;
+                            }
                         }
-                        Some((Ok::<_, std::io::Error>(chunk), (chunks, false, false)))
+                        if let Some(gate) = &guard.gate {
+                            gate.inner
+                                .sent
+                                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
+                        Some((
+                            Ok::<_, std::io::Error>(chunk),
+                            (chunks, false, false, guard),
+                        ))
                     }
                     None if cut_after_chunks => Some((
                         Err(std::io::Error::other("mock server cut the stream")),
-                        (chunks, false, true),
+                        (chunks, false, true, guard),
                     )),
-                    None => None,
+                    None => {
+                        guard.finished.set(true);
+                        None
+                    }
                 }
             },
         );

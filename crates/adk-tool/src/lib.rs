@@ -71,6 +71,7 @@ pub use function_tool::{
 pub use schema::{parameters_schema, simplify_schema};
 pub use tool::{Tool, Toolset};
 pub use toolset::{FilteredToolset, ToolFilter, ToolPredicate, ToolsetExt};
+pub use validate::ArgumentValidator;
 
 // Tools and toolsets are shared between tasks: a compile-time check that ours stay `Send + Sync`.
 const _: () = {

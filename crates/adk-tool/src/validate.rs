@@ -8,14 +8,31 @@ use serde_json::Value;
 
 use crate::{ToolError, ToolErrorKind};
 
-/// A compiled argument schema.
-pub(crate) struct ArgumentValidator {
+/// A compiled JSON Schema that checks a model's arguments (or any value the model wrote, such as
+/// a structured answer) and words each problem so that the model can fix it.
+///
+/// ```
+/// use adk_tool::ArgumentValidator;
+/// use serde_json::json;
+///
+/// let schema = json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
+/// let validator = ArgumentValidator::new(&schema).unwrap();
+/// assert!(validator.validate("get_weather", &json!({"city": "Paris"})).is_ok());
+/// assert_eq!(validator.problems(&json!({"city": 7})), ["- `city`: 7 is not of type \"string\""]);
+/// ```
+pub struct ArgumentValidator {
     validator: Validator,
+}
+
+impl std::fmt::Debug for ArgumentValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgumentValidator").finish_non_exhaustive()
+    }
 }
 
 impl ArgumentValidator {
     /// Compiles `schema`; fails when it is not a valid JSON Schema.
-    pub(crate) fn new(schema: &Value) -> Result<Self, ToolError> {
+    pub fn new(schema: &Value) -> Result<Self, ToolError> {
         let validator = jsonschema::validator_for(schema).map_err(|error| {
             ToolError::new(
                 ToolErrorKind::Serialization,
@@ -25,16 +42,21 @@ impl ArgumentValidator {
         Ok(Self { validator })
     }
 
-    /// Checks `args` for tool `tool_name`; the error lists every invalid field with its path.
-    pub(crate) fn validate(&self, tool_name: &str, args: &Value) -> Result<(), ToolError> {
-        let problems: Vec<String> = self
-            .validator
-            .iter_errors(args)
+    /// Every way `value` breaks the schema, one line each (`- `field.path`: problem`); empty when
+    /// it is valid.
+    pub fn problems(&self, value: &Value) -> Vec<String> {
+        self.validator
+            .iter_errors(value)
             .map(|error| {
                 let path = field_path(error.instance_path().as_str());
                 format!("- {path}: {error}")
             })
-            .collect();
+            .collect()
+    }
+
+    /// Checks `args` for tool `tool_name`; the error lists every invalid field with its path.
+    pub fn validate(&self, tool_name: &str, args: &Value) -> Result<(), ToolError> {
+        let problems = self.problems(args);
         if problems.is_empty() {
             return Ok(());
         }

@@ -50,10 +50,21 @@ fn tool_error(error: &adk_core::Error) -> &ToolError {
         .expect("a ToolError source")
 }
 
+/// Whether process `pid` has exited. Only a missing `/proc/<pid>` on a machine whose `/proc` works
+/// means gone; any other failure to read it ends the test instead of passing it unseen.
 fn process_is_gone(pid: u32) -> bool {
-    // A zombie has exited too; only its parent's bookkeeping is left.
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .map_or(true, |status| status.contains("State:\tZ"))
+    let path = format!("/proc/{pid}/status");
+    match std::fs::read_to_string(&path) {
+        // A zombie has exited too; only its parent's bookkeeping is left.
+        Ok(status) => status.contains("State:\tZ"),
+        Err(error)
+            if error.kind() == std::io::ErrorKind::NotFound
+                && std::fs::read_to_string("/proc/self/status").is_ok() =>
+        {
+            true
+        }
+        Err(error) => panic!("cannot tell whether process {pid} still runs: {path}: {error}"),
+    }
 }
 
 async fn wait_until_gone(pid: u32) {

@@ -360,7 +360,7 @@ fn quote_key(key: &str) -> String {
 }
 
 /// The value under `key` in `table`.
-fn get<'a, 'i>(table: &'a DeTable<'i>, key: &str) -> Option<&'a DeValue<'i>> {
+pub(crate) fn get<'a, 'i>(table: &'a DeTable<'i>, key: &str) -> Option<&'a DeValue<'i>> {
     table
         .iter()
         .find(|(candidate, _)| candidate.get_ref() == key)

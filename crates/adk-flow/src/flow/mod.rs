@@ -40,6 +40,9 @@ pub(crate) struct Step {
     pub(crate) ctx: InvocationContext,
     pub(crate) model: Arc<dyn Llm>,
     pub(crate) tools: ToolMap,
+    /// The error a tool-call hook failed with: the step stores the response event that holds the
+    /// results of the other calls first, then ends the run with it.
+    pub(crate) hook_failure: parking_lot::Mutex<Option<Error>>,
 }
 
 impl Step {
@@ -50,7 +53,16 @@ impl Step {
             ctx,
             model,
             tools: ToolMap::new(),
+            hook_failure: parking_lot::Mutex::new(None),
         })
+    }
+
+    /// Ends the step with the failure of a tool-call hook, if one failed.
+    fn check_hooks(&self) -> Result<()> {
+        match self.hook_failure.lock().take() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
     }
 }
 
@@ -82,8 +94,12 @@ struct StepOutcome {
 impl StepOutcome {
     fn observe(&mut self, event: &Event, agent_name: &str) {
         // A partial last event means the stream stopped mid-answer; calling the model again
-        // would repeat the turn, so it ends the flow like a final response does.
-        self.last_ends_turn = Some(event.is_final_response() || event.is_partial());
+        // would repeat the turn, so it ends the flow like a final response does. A correction of
+        // an answer that broke the output schema asks the model to answer again.
+        self.last_ends_turn = Some(
+            (event.is_final_response() || event.is_partial())
+                && !processors::output_schema::is_correction(event, agent_name),
+        );
         if event.author == agent_name && event.actions.transfer_to_agent.is_some() {
             self.transferred = true;
         }
@@ -103,6 +119,7 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
         for event in processors::resolve_and_resume(&mut step, &mut request).await? {
             yield event;
         }
+        step.check_hooks()?;
         processors::preprocess(&mut step, &mut request).await?;
         if ctx.is_ended() {
             return;
@@ -125,7 +142,12 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             }
             let model_event = finalize_model_response_event(&step, &callback_ctx, response);
             adk_telemetry::record_event_id(&call_llm_span, &model_event.id);
+            let correction = processors::output_schema::text_answer_correction(&step, &model_event);
             yield model_event.clone();
+            if let Some(correction) = correction? {
+                yield correction;
+                continue;
+            }
             if model_event.is_partial() || model_event.function_calls().next().is_none() {
                 continue;
             }
@@ -144,13 +166,15 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                 processors::output_schema::structured_response_event(&step, &response_event);
             let transfer_target = response_event.actions.transfer_to_agent.clone();
             yield response_event;
+            step.check_hooks()?;
             if let Some(event) = auth_event {
                 yield event;
             }
             if let Some(event) = confirmation_event {
                 yield event;
             }
-            if let Some(event) = structured_event {
+            // After the response event, so that a failed answer is stored before the run ends.
+            if let Some(event) = structured_event? {
                 yield event;
             }
             if let Some(target) = transfer_target {

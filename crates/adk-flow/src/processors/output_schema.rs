@@ -2,12 +2,19 @@
 //! structured output (the provider would stop it from calling tools), so it gets a
 //! `set_model_response` tool instead and answers by calling it; the flow then turns that call's
 //! response into the agent's final text answer.
+//!
+//! Either way the answer is checked against the schema. The first answer of an agent in an
+//! invocation that breaks it is answered with the problems, so that the model can fix it (the
+//! tool's error response, or a correction message after a text answer); a second one fails the run
+//! with [`ErrorKind::InvalidInput`].
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
-use adk_core::{Content, Event, FunctionDeclaration, LlmRequest, Result};
-use adk_tool::{Tool, ToolContext};
+use adk_core::{Content, Error, ErrorKind, Event, FunctionDeclaration, LlmRequest, Result, Role};
+use adk_tool::{ArgumentValidator, Tool, ToolContext};
 use async_trait::async_trait;
+use parking_lot::Mutex;
 use serde_json::Value;
 
 use crate::flow::Step;
@@ -25,6 +32,7 @@ pub(super) fn process_request(step: &mut Step, request: &mut LlmRequest) {
     }
     let tool = SetModelResponse {
         schema: schema.clone(),
+        validator: agent.output_validator.clone(),
     };
     if let Some(declaration) = tool.declaration() {
         request.append_tools([declaration]);
@@ -37,18 +45,109 @@ pub(super) fn process_request(step: &mut Step, request: &mut LlmRequest) {
         .insert(SET_MODEL_RESPONSE.to_owned(), Arc::new(tool));
 }
 
-/// The agent's final answer as JSON text, when `response_event` answers `set_model_response`.
-pub(crate) fn structured_response_event(step: &Step, response_event: &Event) -> Option<Event> {
-    let response = response_event
+/// The agent's final answer as JSON text, when `response_event` answers `set_model_response` with
+/// an answer that follows the schema. An answer that breaks it already told the model why (the
+/// tool failed); if the model had been told once before, the run fails.
+pub(crate) fn structured_response_event(
+    step: &Step,
+    response_event: &Event,
+) -> Result<Option<Event>> {
+    let Some(response) = response_event
         .function_responses()
-        .find(|response| response.name == SET_MODEL_RESPONSE)?;
-    let text = Value::Object(response.response.clone()).to_string();
-    Some(step.ctx.new_event().with_content(Content::model(text)))
+        .find(|response| response.name == SET_MODEL_RESPONSE)
+    else {
+        return Ok(None);
+    };
+    let answer = Value::Object(response.response.clone());
+    let problems = step
+        .agent
+        .output_validator
+        .as_ref()
+        .map(|validator| validator.problems(&answer))
+        .unwrap_or_default();
+    if !problems.is_empty() {
+        first_correction(step, &problems)?;
+        return Ok(None);
+    }
+    let text = answer.to_string();
+    Ok(Some(
+        step.ctx.new_event().with_content(Content::model(text)),
+    ))
 }
 
-/// The tool the model gives its structured answer to; it returns the answer as given.
+/// For an agent answering in text under the provider's structured output: when `model_event` is
+/// its final answer and breaks the schema, the correction message that tells the model what to
+/// fix (the first time in the invocation), or the run's error (the second time).
+pub(crate) fn text_answer_correction(step: &Step, model_event: &Event) -> Result<Option<Event>> {
+    let Some(validator) = &step.agent.output_validator else {
+        return Ok(None);
+    };
+    if model_event.is_partial() || !model_event.is_final_response() {
+        return Ok(None);
+    }
+    let Some(text) = model_event.text() else {
+        return Ok(None);
+    };
+    let problems = match serde_json::from_str::<Value>(&text) {
+        Ok(answer) => validator.problems(&answer),
+        Err(error) => vec![format!("- the answer is not JSON: {error}")],
+    };
+    if problems.is_empty() {
+        return Ok(None);
+    }
+    let message = first_correction(step, &problems)?;
+    Ok(Some(step.ctx.new_event().with_content(Content::new(
+        Role::User,
+        [adk_core::Part::text(message)],
+    ))))
+}
+
+/// Whether `event` is a correction the flow gave `agent` about its answer: the model must answer
+/// again, so the agent's turn goes on.
+pub(crate) fn is_correction(event: &Event, agent: &str) -> bool {
+    event.author == agent
+        && event
+            .content()
+            .is_some_and(|content| content.role == Some(Role::User))
+        && event.function_responses().next().is_none()
+        && event.text().is_some()
+}
+
+/// The agents of the invocation that were already told that an answer broke the schema.
+#[derive(Default)]
+struct Corrected(Mutex<HashSet<String>>);
+
+/// The message telling the model what is wrong with its answer, the first time in the invocation;
+/// the second time, the error that ends the run.
+fn first_correction(step: &Step, problems: &[String]) -> Result<String> {
+    let agent = step.agent.base.name.as_str();
+    let list = problems.join("\n");
+    let first = step
+        .ctx
+        .invocation_data::<Corrected>()
+        .0
+        .lock()
+        .insert(agent.to_owned());
+    if !first {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "agent '{agent}' answered twice in a way that breaks its output schema; the \
+                 second answer:\n{list}"
+            ),
+        ));
+    }
+    Ok(format!(
+        "Your answer does not follow the required output schema; fix these and answer again \
+         with JSON that follows it:\n{list}"
+    ))
+}
+
+/// The tool the model gives its structured answer to; it returns the answer as given when it
+/// follows the schema, and the problems otherwise.
 struct SetModelResponse {
     schema: Value,
+    validator: Option<Arc<ArgumentValidator>>,
 }
 
 #[async_trait]
@@ -69,6 +168,19 @@ impl Tool for SetModelResponse {
     }
 
     async fn run(&self, _ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
+        if let Some(validator) = &self.validator {
+            let problems = validator.problems(&args);
+            if !problems.is_empty() {
+                return Err(Error::new(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "Your answer does not follow the required output schema; fix these and \
+                         call `{SET_MODEL_RESPONSE}` again:\n{}",
+                        problems.join("\n")
+                    ),
+                ));
+            }
+        }
         Ok(args)
     }
 }

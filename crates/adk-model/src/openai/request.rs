@@ -4,6 +4,7 @@ use adk_core::{
     Content, FunctionCall, FunctionCallingMode, FunctionResponse, LlmRequest, PartData, Role,
     ThinkingLevel,
 };
+use base64::Engine as _;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -121,8 +122,11 @@ pub(super) fn build(
                 if let Some(parameters) = &declaration.parameters {
                     function["parameters"] = parameters.clone();
                 }
-                if options.strict_tools {
-                    function["strict"] = json!(true);
+                // A tool's own choice wins over the adapter's default.
+                match declaration.strict {
+                    Some(strict) => function["strict"] = json!(strict),
+                    None if options.strict_tools => function["strict"] = json!(true),
+                    None => {}
                 }
                 json!({"type": "function", "function": function})
             })
@@ -202,28 +206,66 @@ fn assistant_message(content: &Content) -> Result<Message, Error> {
     Ok(message)
 }
 
+/// The function responses of a user content as `tool` messages, then its text and images as one
+/// `user` message: a plain string when it is one text, else an array of content parts in order.
 fn user_messages(content: &Content, messages: &mut Vec<Message>) -> Result<(), Error> {
-    let mut texts = Vec::new();
+    let mut parts = Vec::new();
     for part in content.parts.iter().filter(|part| !part.thought) {
         match &part.data {
-            PartData::Text(text) => texts.push(text.as_str()),
+            PartData::Text(text) => parts.push(json!({"type": "text", "text": text})),
+            PartData::InlineData(blob) => {
+                let url = format!(
+                    "data:{};base64,{}",
+                    blob.mime_type,
+                    base64::engine::general_purpose::STANDARD.encode(&blob.data)
+                );
+                parts.push(image_part(&blob.mime_type, url)?);
+            }
+            PartData::FileData(file) => {
+                let mime_type = file.mime_type.as_deref().unwrap_or("an unknown type");
+                if !is_web_or_data_url(&file.file_uri) {
+                    return Err(Error::config(format!(
+                        "the OpenAI adapter sends files by URL only (http, https or data); `{}` is neither; load its bytes into an inline part instead",
+                        file.file_uri
+                    )));
+                }
+                parts.push(image_part(mime_type, file.file_uri.clone())?);
+            }
             PartData::FunctionResponse(response) => messages.push(tool_message(response)?),
             PartData::Other => {}
             other => return Err(unsupported("user", other)),
         }
     }
-    let content = match texts.as_slice() {
+    let content = match parts.as_slice() {
         [] => return Ok(()),
-        [text] => json!(text),
-        texts => Value::Array(
-            texts
-                .iter()
-                .map(|text| json!({"type": "text", "text": text}))
-                .collect(),
-        ),
+        [part] if part["type"] == "text" => part["text"].clone(),
+        _ => Value::Array(parts),
     };
     messages.push(Message::new("user", Some(content)));
     Ok(())
+}
+
+/// The MIME types Chat Completions takes as `image_url` parts.
+const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// An `image_url` content part for an image of `mime_type` at `url`; any other kind of file is an
+/// error that names it, since Chat Completions (and the servers that copy it) cannot take it.
+fn image_part(mime_type: &str, url: String) -> Result<Value, Error> {
+    let normalized = mime_type.to_ascii_lowercase();
+    if !IMAGE_TYPES.contains(&normalized.as_str()) {
+        return Err(Error::config(format!(
+            "the OpenAI adapter sends images ({}) but not {mime_type}: Chat Completions has no part for it; convert it to text or an image first, or use Gemini",
+            IMAGE_TYPES.join(", ")
+        )));
+    }
+    Ok(json!({"type": "image_url", "image_url": {"url": url}}))
+}
+
+fn is_web_or_data_url(uri: &str) -> bool {
+    ["http://", "https://", "data:"].iter().any(|scheme| {
+        uri.get(..scheme.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(scheme))
+    })
 }
 
 fn unsupported(role: &str, data: &PartData) -> Error {
@@ -235,7 +277,7 @@ fn unsupported(role: &str, data: &PartData) -> Error {
         _ => "this kind of part",
     };
     Error::config(format!(
-        "the OpenAI adapter sends text, function calls and function responses; a {role} content holds {kind}, which it cannot send; remove that part or use Gemini"
+        "the OpenAI adapter sends text, images, function calls and function responses; a {role} content holds {kind}, which it cannot send; remove that part or use Gemini"
     ))
 }
 
@@ -323,10 +365,15 @@ fn response_format(request: &LlmRequest, options: &Options) -> Result<Option<Val
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
             })
             .unwrap_or("response");
-        return Ok(Some(json!({
-            "type": "json_schema",
-            "json_schema": {"name": name, "schema": schema, "strict": options.strict_response_schema},
-        })));
+        let mut json_schema =
+            json!({"name": name, "schema": schema, "strict": options.strict_response_schema});
+        // The schema's own description tells the model what the answer is for.
+        if let Some(description) = schema.get("description").and_then(Value::as_str) {
+            json_schema["description"] = json!(description);
+        }
+        return Ok(Some(
+            json!({"type": "json_schema", "json_schema": json_schema}),
+        ));
     }
     match config.response_mime_type.as_deref() {
         None | Some("text/plain") => Ok(None),
@@ -403,6 +450,103 @@ mod tests {
         );
         let request = LlmRequest::new("m", vec![call_without_id]);
         assert!(build(&request, "m", false, &Options::default()).is_err());
+    }
+
+    fn file_part(uri: &str, mime_type: &str) -> Part {
+        Part::new(PartData::FileData(adk_core::FileData {
+            file_uri: uri.to_owned(),
+            mime_type: Some(mime_type.to_owned()),
+            display_name: None,
+        }))
+    }
+
+    #[test]
+    fn images_are_sent_as_image_url_parts_in_order() {
+        let content = Content::new(
+            Role::User,
+            [
+                Part::text("Artifact chart.png is:"),
+                Part::inline_data("image/png", vec![0x89, b'P', b'N', b'G']),
+                file_part("https://example.com/cat.jpg", "image/jpeg"),
+            ],
+        );
+        let request = LlmRequest::new("m", vec![content]);
+        assert_eq!(
+            body(&request, false)["messages"],
+            json!([{"role": "user", "content": [
+                {"type": "text", "text": "Artifact chart.png is:"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
+                {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}},
+            ]}])
+        );
+    }
+
+    #[test]
+    fn files_it_cannot_send_are_clear_errors() {
+        let pdf = Content::new(
+            Role::User,
+            [Part::inline_data("application/pdf", b"%PDF-1.7".to_vec())],
+        );
+        let error = build(
+            &LlmRequest::new("m", vec![pdf]),
+            "m",
+            false,
+            &Options::default(),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("not application/pdf"), "{error}");
+        let local = Content::new(Role::User, [file_part("gs://bucket/cat.png", "image/png")]);
+        let error = build(
+            &LlmRequest::new("m", vec![local]),
+            "m",
+            false,
+            &Options::default(),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("gs://bucket/cat.png"), "{error}");
+    }
+
+    #[test]
+    fn a_tools_own_strict_choice_wins_over_the_default() {
+        let mut request = LlmRequest::new("m", vec![Content::user("hi")]);
+        request.append_tools([
+            FunctionDeclaration::new("lenient", "default"),
+            FunctionDeclaration::new("strict", "always").with_strict(true),
+            FunctionDeclaration::new("loose", "never").with_strict(false),
+        ]);
+        let strict = |options: &Options| -> Vec<Value> {
+            let body: Value =
+                serde_json::from_slice(&build(&request, "m", false, options).unwrap()).unwrap();
+            body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|tool| tool["function"]["strict"].clone())
+                .collect()
+        };
+        assert_eq!(
+            strict(&Options::default()),
+            [Value::Null, json!(true), json!(false)]
+        );
+        let defaults = Options {
+            strict_tools: true,
+            ..Options::default()
+        };
+        assert_eq!(strict(&defaults), [json!(true), json!(true), json!(false)]);
+    }
+
+    #[test]
+    fn the_output_schema_description_is_sent() {
+        let mut request = LlmRequest::new("m", vec![Content::user("hi")]);
+        request.config.response_schema = Some(json!({
+            "title": "Answer",
+            "description": "The capital of the country asked about.",
+            "type": "object",
+        }));
+        assert_eq!(
+            body(&request, false)["response_format"]["json_schema"]["description"],
+            "The capital of the country asked about."
+        );
     }
 
     #[test]

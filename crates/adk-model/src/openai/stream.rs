@@ -226,4 +226,144 @@ mod tests {
             .unwrap();
         assert_eq!(state.finish().unwrap_err().kind(), ErrorKind::StreamCut);
     }
+
+    mod properties {
+        //! The assembler against generated streams: calls whose names and arguments arrive in
+        //! pieces, interleaved across calls, come out whole; no payload makes it panic.
+
+        use proptest::prelude::*;
+        use serde_json::{Map, Value, json};
+
+        use super::StreamState;
+
+        /// Cases per property.
+        const CASES: u32 = 2048;
+
+        /// A call: id, name and a small arguments object.
+        fn call() -> impl Strategy<Value = (String, String, Map<String, Value>)> {
+            (
+                "call_[a-zA-Z0-9]{1,10}",
+                "[a-z_]{1,16}",
+                prop::collection::vec(
+                    (
+                        "[a-z]{1,6}",
+                        prop_oneof![
+                            any::<i32>().prop_map(Value::from),
+                            "[^\\p{Cc}]{0,12}".prop_map(Value::from),
+                            any::<bool>().prop_map(Value::from),
+                        ],
+                    ),
+                    0..4,
+                )
+                .prop_map(|entries| entries.into_iter().collect()),
+            )
+        }
+
+        /// `text` cut at the given fractions into non-empty pieces, on char boundaries.
+        fn pieces(text: &str, cuts: &[f64]) -> Vec<String> {
+            let mut ends: Vec<usize> = cuts
+                .iter()
+                .map(|fraction| {
+                    let mut end = (text.len() as f64 * fraction) as usize;
+                    while !text.is_char_boundary(end) {
+                        end += 1;
+                    }
+                    end
+                })
+                .collect();
+            ends.push(text.len());
+            ends.sort_unstable();
+            ends.dedup();
+            let mut start = 0;
+            let mut pieces = Vec::new();
+            for end in ends {
+                if end > start {
+                    pieces.push(text[start..end].to_owned());
+                    start = end;
+                }
+            }
+            pieces
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(CASES))]
+
+            #[test]
+            fn calls_in_interleaved_pieces_are_assembled_whole(
+                calls in prop::collection::vec(call(), 1..4),
+                cuts in prop::collection::vec(prop::collection::vec(0.0..1.0f64, 0..4), 4),
+                order in prop::collection::vec(0..4usize, 0..64),
+            ) {
+                // Each call's chunks in its own order: the first with the id and the name, then
+                // the arguments in pieces.
+                let mut queues: Vec<Vec<Value>> = calls
+                    .iter()
+                    .enumerate()
+                    .map(|(index, (id, name, args))| {
+                        let text = Value::Object(args.clone()).to_string();
+                        let mut chunks = vec![json!({
+                            "index": index, "id": id, "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        })];
+                        chunks.extend(pieces(&text, &cuts[index]).into_iter().map(|piece| {
+                            json!({"index": index, "function": {"arguments": piece}})
+                        }));
+                        chunks.reverse();
+                        chunks
+                    })
+                    .collect();
+                let mut state = StreamState::default();
+                let mut push = |delta: Value| {
+                    let chunk = json!({"choices": [{"index": 0, "delta": {"tool_calls": [delta]}}]});
+                    state.push(&chunk.to_string()).unwrap();
+                };
+                // Interleave the calls in the generated order, then drain what is left.
+                for choice in order.into_iter().chain(0..calls.len()).chain(0..calls.len()) {
+                    let index = choice % calls.len();
+                    while let Some(delta) = queues[index].pop() {
+                        push(delta);
+                        if choice < 4 {
+                            break;
+                        }
+                    }
+                }
+                for queue in &mut queues {
+                    while let Some(delta) = queue.pop() {
+                        push(delta);
+                    }
+                }
+                state
+                    .push(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#)
+                    .unwrap();
+                let content = state.finish().unwrap().content.unwrap();
+                let assembled: Vec<_> = content.function_calls().collect();
+                prop_assert_eq!(assembled.len(), calls.len());
+                for (call, (id, name, args)) in assembled.into_iter().zip(&calls) {
+                    prop_assert_eq!(call.id.as_ref().map(|id| id.as_str()), Some(id.as_str()));
+                    prop_assert_eq!(&call.name, name);
+                    prop_assert_eq!(&call.args, args);
+                }
+            }
+
+            #[test]
+            fn no_payload_makes_the_assembler_panic(payloads in prop::collection::vec(
+                prop_oneof![
+                    ".{0,80}",
+                    Just("[DONE]".to_owned()),
+                    (0..3u32, ".{0,10}", ".{0,10}").prop_map(|(index, name, args)| json!({
+                        "choices": [{"delta": {"tool_calls": [
+                            {"index": index, "function": {"name": name, "arguments": args}}
+                        ]}, "finish_reason": null}]
+                    }).to_string()),
+                ],
+                0..8,
+            )) {
+                let mut state = StreamState::default();
+                for payload in &payloads {
+                    let _ = state.push(payload);
+                }
+                let _ = state.finish();
+            }
+        }
+    }
 }

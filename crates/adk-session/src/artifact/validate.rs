@@ -167,4 +167,63 @@ mod tests {
             assert!(artifact_path(&session, "x.txt").is_err(), "{session:?}");
         }
     }
+
+    mod properties {
+        //! Whatever name passes is one plain path component; no input makes validation panic.
+
+        use std::path::{Component, Path};
+
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// Cases per property.
+        const CASES: u32 = 4096;
+
+        /// Names close to the dangerous ones as well as anything at all.
+        fn name() -> impl Strategy<Value = String> {
+            prop_oneof![
+                ".{0,300}",
+                "(user:)?[a-zA-Z0-9._%:/\\\\-]{0,20}",
+                prop::collection::vec(
+                    prop::sample::select(vec![
+                        "..", ".", "/", "\\", "%2e", "%2F", "%5c", "%00", "\0", "user:", ":", "a",
+                        "é", "報", " ", "\n",
+                    ]),
+                    0..8,
+                )
+                .prop_map(|pieces| pieces.concat()),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(CASES))]
+
+            #[test]
+            fn accepted_names_are_one_plain_path_component(
+                filename in name(),
+                app in name(),
+                user in name(),
+                session in name(),
+            ) {
+                let key = SessionKey::new(app, user, session.as_str());
+                let Ok(path) = artifact_path(&key, &filename) else {
+                    return Ok(());
+                };
+                for component in [&path.app, &path.user, &path.name, &session] {
+                    let mut components = Path::new(component.as_str()).components();
+                    prop_assert!(
+                        matches!(components.next(), Some(Component::Normal(_))),
+                        "{component:?}"
+                    );
+                    prop_assert!(components.next().is_none(), "{component:?}");
+                    prop_assert!(!component.contains(['/', '\\', ':', '\0']), "{component:?}");
+                    prop_assert!(component.len() <= MAX_LEN);
+                    let lower = component.to_ascii_lowercase();
+                    prop_assert!(!ENCODED.iter().any(|encoded| lower.contains(encoded)));
+                }
+                prop_assert_eq!(path.filename(), filename);
+            }
+        }
+    }
 }

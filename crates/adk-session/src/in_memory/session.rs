@@ -25,6 +25,9 @@ struct Store {
     app_states: HashMap<String, Map<String, Value>>,
     user_states: HashMap<(String, String), Map<String, Value>>,
     sessions: HashMap<SessionKey, StoredSession>,
+    /// The last revision of each deleted session: one re-created with the same id starts after
+    /// it, so that a writer still holding a revision of the deleted one can never match.
+    deleted: HashMap<SessionKey, u64>,
 }
 
 #[derive(Debug)]
@@ -92,7 +95,7 @@ fn select_events(events: &[Event], request: &GetSessionRequest) -> Vec<Event> {
         .filter(|event| event.timestamp >= after)
         .collect();
     let skip = request
-        .num_recent_events
+        .recent_limit()
         .map_or(0, |count| selected.len().saturating_sub(count));
     selected.into_iter().skip(skip).cloned().collect()
 }
@@ -111,7 +114,7 @@ impl SessionService for InMemorySessionService {
         let stored = StoredSession {
             state: scoped.session,
             events: Vec::new(),
-            revision: 0,
+            revision: store.deleted.get(&key).map_or(0, |last| last + 1),
             last_update_time: now(),
         };
         let session = store.to_session(&key, &stored, Vec::new());
@@ -140,7 +143,11 @@ impl SessionService for InMemorySessionService {
     }
 
     async fn delete_session(&self, key: &SessionKey) -> adk_core::Result<()> {
-        self.store.lock().sessions.remove(key);
+        let mut store = self.store.lock();
+        if let Some(gone) = store.sessions.remove(key) {
+            let last = store.deleted.entry(key.clone()).or_default();
+            *last = (*last).max(gone.revision);
+        }
         Ok(())
     }
 

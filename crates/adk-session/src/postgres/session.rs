@@ -74,18 +74,20 @@ impl PostgresSessionService {
         let time = now();
 
         let mut tx = self.pool.begin().await.map_err(storage)?;
-        let inserted = sqlx::query(
+        // A session re-created with the id of a deleted one starts after its last revision.
+        let inserted: std::result::Result<i64, _> = sqlx::query_scalar(
             "INSERT INTO sessions (app_name, user_id, id, state, revision, create_time, update_time) \
-             VALUES ($1, $2, $3, $4::jsonb, 0, $5, $5)",
+             VALUES ($1, $2, $3, $4::jsonb, coalesce((SELECT revision + 1 FROM deleted_sessions \
+             WHERE app_name = $1 AND user_id = $2 AND id = $3), 0), $5, $5) RETURNING revision",
         )
         .bind(&key.app_name)
         .bind(&key.user_id)
         .bind(key.session_id.as_str())
         .bind(&session_state)
         .bind(time)
-        .execute(&mut *tx)
+        .fetch_one(&mut *tx)
         .await;
-        match inserted {
+        let revision = match inserted {
             Err(error) if is_unique_violation(&error) => return Err(Error::already_exists(&key)),
             other => other.map_err(storage)?,
         };
@@ -97,6 +99,7 @@ impl PostgresSessionService {
         let mut session = Session::new(key);
         session.state = merged_state(app, user, scoped.session);
         session.last_update_time = time;
+        session.revision = stored_revision(revision);
         Ok(session)
     }
 
@@ -168,16 +171,22 @@ impl PostgresSessionService {
     }
 
     async fn delete(&self, key: &SessionKey) -> Result<()> {
-        // The events go with it (ON DELETE CASCADE).
-        sqlx::query("DELETE FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3")
-            .bind(&key.app_name)
-            .bind(&key.user_id)
-            .bind(key.session_id.as_str())
-            .execute(&self.pool)
-            .await
-            .map_err(|error| {
-                Error::storage(format!("deleting session {}", key.session_id), error)
-            })?;
+        // One statement: the row's lock makes the remembered revision its last one, so that a
+        // re-created session starts after it. The events go with it (ON DELETE CASCADE).
+        sqlx::query(
+            "WITH gone AS (DELETE FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3 \
+             RETURNING app_name, user_id, id, revision) \
+             INSERT INTO deleted_sessions (app_name, user_id, id, revision) \
+             SELECT app_name, user_id, id, revision FROM gone \
+             ON CONFLICT (app_name, user_id, id) \
+             DO UPDATE SET revision = GREATEST(deleted_sessions.revision, excluded.revision)",
+        )
+        .bind(&key.app_name)
+        .bind(&key.user_id)
+        .bind(key.session_id.as_str())
+        .execute(&self.pool)
+        .await
+        .map_err(|error| Error::storage(format!("deleting session {}", key.session_id), error))?;
         Ok(())
     }
 

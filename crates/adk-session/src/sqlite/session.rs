@@ -59,19 +59,20 @@ impl SqliteSessionService {
 
         let mut writer = self.writer.lock().await;
         let mut tx = begin_write(&mut writer, &what).await?;
-        let inserted = sqlx::query(
+        // A session re-created with the id of a deleted one starts after its last revision.
+        let inserted: std::result::Result<i64, _> = sqlx::query_scalar(
             "INSERT INTO sessions (app_name, user_id, id, state, revision, create_time, update_time) \
-             VALUES (?, ?, ?, ?, 0, ?, ?)",
+             VALUES (?1, ?2, ?3, ?4, coalesce((SELECT revision + 1 FROM deleted_sessions \
+             WHERE app_name = ?1 AND user_id = ?2 AND id = ?3), 0), ?5, ?5) RETURNING revision",
         )
         .bind(&key.app_name)
         .bind(&key.user_id)
         .bind(key.session_id.as_str())
         .bind(&session_state)
         .bind(time)
-        .bind(time)
-        .execute(&mut *tx)
+        .fetch_one(&mut *tx)
         .await;
-        match inserted {
+        let revision = match inserted {
             Err(error) if is_unique_violation(&error) => return Err(Error::already_exists(&key)),
             other => other.map_err(|error| Error::storage(&what, error))?,
         };
@@ -85,6 +86,7 @@ impl SqliteSessionService {
         let mut session = Session::new(key);
         session.state = merged_state(app, user, scoped.session);
         session.last_update_time = time;
+        session.revision = stored_revision(revision);
         Ok(session)
     }
 
@@ -152,6 +154,20 @@ impl SqliteSessionService {
         let what = format!("deleting session {}", key.session_id);
         let mut writer = self.writer.lock().await;
         let mut tx = begin_write(&mut writer, &what).await?;
+        // Its last revision is remembered, so that a re-created session starts after it.
+        sqlx::query(
+            "INSERT INTO deleted_sessions (app_name, user_id, id, revision) \
+             SELECT app_name, user_id, id, revision FROM sessions \
+             WHERE app_name = ?1 AND user_id = ?2 AND id = ?3 \
+             ON CONFLICT (app_name, user_id, id) \
+             DO UPDATE SET revision = max(revision, excluded.revision)",
+        )
+        .bind(&key.app_name)
+        .bind(&key.user_id)
+        .bind(key.session_id.as_str())
+        .execute(&mut *tx)
+        .await
+        .map_err(|error| Error::storage(&what, error))?;
         // The events go with it (ON DELETE CASCADE).
         sqlx::query("DELETE FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?")
             .bind(&key.app_name)

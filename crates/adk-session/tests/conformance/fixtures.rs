@@ -30,6 +30,16 @@ enum Cleanup {
 }
 
 impl Fixture {
+    /// The service, borrowed.
+    pub(crate) fn borrowed(&self) -> &dyn SessionService {
+        self.service.as_ref()
+    }
+
+    /// The service's `Arc`, for tests that hand it to spawned tasks.
+    pub(crate) fn shared(&self) -> &Arc<dyn SessionService> {
+        &self.service
+    }
+
     /// Removes the test's storage.
     pub(crate) async fn teardown(self) {
         drop(self.service);
@@ -101,7 +111,8 @@ pub(crate) async fn postgres() -> Option<Fixture> {
     })
 }
 
-/// The PostgreSQL URL, or `None` after saying loudly that the PostgreSQL tests do not run.
+/// The PostgreSQL URL, or `None` after saying loudly that the PostgreSQL tests do not run and
+/// reporting the calling test as skipped.
 ///
 /// # Panics
 ///
@@ -113,6 +124,9 @@ pub(crate) fn postgres_url() -> Option<String> {
             panic!("{POSTGRES_URL_ENV} is not set in CI: the PostgreSQL tests must run there")
         }
         _ => {
+            // Each test that does not run says so on stdout, where `cargo xtask ci` counts it as
+            // skipped.
+            adk_test::report_skipped(&format!("{POSTGRES_URL_ENV} is not set"));
             // Straight to stderr, not through `eprintln!`: the test harness captures that, and
             // this notice must be seen. Once per test binary is loud enough.
             static NOTICE: Once = Once::new();

@@ -4,6 +4,7 @@
 pub(crate) mod fixtures;
 
 use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
 
 use adk_core::{
     Content, CreateSessionRequest, ErrorKind, Event, EventActions, GetSessionRequest, IdGen,
@@ -16,28 +17,32 @@ use serde_json::{Map, Value, json};
 /// after the fixture said so loudly.
 macro_rules! session_conformance {
     ($make:path) => {
-        $crate::conformance::session_conformance!(@tests $make;
+        $crate::conformance::session_conformance!(@tests $make; borrowed;
             create_get_list_delete,
             duplicate_ids_and_missing_sessions,
             state_scopes_are_shared_correctly,
             temp_keys_are_never_persisted,
             recent_events_and_after_timestamp,
             stale_writes_are_refused_and_write_nothing,
-            concurrent_appends_lose_and_double_nothing,
+            re_created_sessions_never_repeat_a_revision,
             large_payloads_round_trip,
             unicode_round_trips,
             events_round_trip_exactly,
             ten_thousand_events,
         );
+        // These spawn tasks, so they take the service's `Arc`.
+        $crate::conformance::session_conformance!(@tests $make; shared;
+            concurrent_appends_lose_and_double_nothing,
+        );
     };
-    (@tests $make:path; $($test:ident),* $(,)?) => {
+    (@tests $make:path; $access:ident; $($test:ident),* $(,)?) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $test() {
                 let Some(fixture) = $make().await else {
                     return;
                 };
-                $crate::conformance::$test(&*fixture.service).await;
+                $crate::conformance::$test(fixture.$access()).await;
                 fixture.teardown().await;
             }
         )*
@@ -316,10 +321,12 @@ pub(crate) async fn recent_events_and_after_timestamp(service: &dyn SessionServi
             .len(),
         10
     );
-    assert!(
+    assert_eq!(
         load(GetSessionRequest::new(key.clone()).recent(0))
             .await
-            .is_empty()
+            .len(),
+        10,
+        "0 means all, as in ADK"
     );
     assert_eq!(
         load(GetSessionRequest::new(key.clone()).after(1_007.0)).await,
@@ -399,54 +406,65 @@ pub(crate) async fn stale_writes_are_refused_and_write_nothing(service: &dyn Ses
     assert_eq!(error.kind(), ErrorKind::StaleSession);
 }
 
-pub(crate) async fn concurrent_appends_lose_and_double_nothing(service: &dyn SessionService) {
-    const PER_TASK: usize = 40;
+/// Writers appending to one session at once, as spawned tasks on the multi-thread runtime released
+/// together, each reloading after a stale error: every attempt either wins a revision or fails as
+/// stale, and storage holds exactly the winners, in revision order.
+pub(crate) async fn concurrent_appends_lose_and_double_nothing(service: &Arc<dyn SessionService>) {
+    const WRITERS: usize = 4;
+    const ATTEMPTS: usize = 25;
     let app = unique_app();
-    create(service, &app, "ada", "s").await;
+    let start_revision = create(service.as_ref(), &app, "ada", "s").await.revision;
     let key = SessionKey::new(&app, "ada", "s");
 
-    // Two writers race on one session: each reloads after a stale error and tries again until it
-    // has appended its share. Every revision must have exactly one winner.
-    let writer = |name: &'static str| {
-        let key = key.clone();
-        async move {
-            let mut won = Vec::new();
-            let mut session = get(service, &key).await;
-            let mut stale = 0;
-            while won.len() < PER_TASK {
-                let text = format!("{name}-{}", won.len());
-                let event = event_with_state(&text, json!({"user:last": text}));
-                match service.append_event(&mut session, event).await {
-                    Ok(_) => won.push((session.revision, text)),
-                    Err(error) if error.kind() == ErrorKind::StaleSession => {
-                        stale += 1;
-                        session = get(service, &key).await;
+    let start = Arc::new(tokio::sync::Barrier::new(WRITERS));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let (service, key, start) = (service.clone(), key.clone(), start.clone());
+            tokio::spawn(async move {
+                let mut session = get(service.as_ref(), &key).await;
+                start.wait().await;
+                let (mut won, mut stale) = (Vec::new(), 0);
+                for attempt in 0..ATTEMPTS {
+                    let text = format!("{writer}-{attempt}");
+                    let event = event_with_state(&text, json!({"user:last": text}));
+                    match service.append_event(&mut session, event).await {
+                        Ok(_) => won.push((session.revision, text)),
+                        Err(error) if error.kind() == ErrorKind::StaleSession => {
+                            stale += 1;
+                            session = get(service.as_ref(), &key).await;
+                        }
+                        Err(error) => panic!("{error}"),
                     }
-                    Err(error) => panic!("{error}"),
                 }
-            }
-            (won, stale)
-        }
-    };
-    let ((won_a, _), (won_b, _)) = tokio::join!(writer("a"), writer("b"));
-
-    let revisions: BTreeSet<u64> = won_a
-        .iter()
-        .chain(&won_b)
-        .map(|(revision, _)| *revision)
+                (won, stale)
+            })
+        })
         .collect();
-    assert_eq!(revisions.len(), 2 * PER_TASK, "one winner per revision");
-    assert_eq!(revisions, (1..=2 * PER_TASK as u64).collect());
+    let (mut won, mut stale) = (Vec::new(), 0);
+    for writer in writers {
+        let (writer_won, writer_stale) = writer.await.expect("the writer task");
+        won.extend(writer_won);
+        stale += writer_stale;
+    }
+    assert_eq!(
+        won.len() + stale,
+        WRITERS * ATTEMPTS,
+        "every attempt won or failed as stale"
+    );
 
-    let stored = get(service, &key).await;
-    assert_eq!(stored.revision, 2 * PER_TASK as u64);
+    let revisions: BTreeSet<u64> = won.iter().map(|(revision, _)| *revision).collect();
+    assert_eq!(revisions.len(), won.len(), "one winner per revision");
+    let last = start_revision + won.len() as u64;
+    assert_eq!(revisions, (start_revision + 1..=last).collect());
+
+    let stored = get(service.as_ref(), &key).await;
+    assert_eq!(stored.revision, last);
     let stored_texts = texts(&stored);
     let unique: HashSet<&String> = stored_texts.iter().collect();
-    assert_eq!(stored_texts.len(), 2 * PER_TASK, "nothing lost or doubled");
-    assert_eq!(unique.len(), 2 * PER_TASK);
-    let mut by_revision: Vec<(u64, String)> = won_a.into_iter().chain(won_b).collect();
-    by_revision.sort();
-    let expected: Vec<String> = by_revision.into_iter().map(|(_, text)| text).collect();
+    assert_eq!(stored_texts.len(), won.len(), "nothing lost or doubled");
+    assert_eq!(unique.len(), won.len());
+    won.sort();
+    let expected: Vec<String> = won.into_iter().map(|(_, text)| text).collect();
     assert_eq!(
         stored_texts, expected,
         "events are stored in revision order"
@@ -455,6 +473,44 @@ pub(crate) async fn concurrent_appends_lose_and_double_nothing(service: &dyn Ses
         stored.state.get("user:last"),
         Some(&json!(expected.last().unwrap()))
     );
+}
+
+/// A session deleted and created again with the same id never hands out a revision the deleted
+/// one had: a writer still holding the old session fails as stale instead of appending to the new.
+pub(crate) async fn re_created_sessions_never_repeat_a_revision(service: &dyn SessionService) {
+    let app = unique_app();
+    let mut old_writer = create(service, &app, "ada", "s").await;
+    for text in ["one", "two"] {
+        service
+            .append_event(&mut old_writer, event(text))
+            .await
+            .unwrap();
+    }
+    let key = old_writer.key();
+    service.delete_session(&key).await.unwrap();
+
+    let mut new_writer = create(service, &app, "ada", "s").await;
+    assert!(
+        new_writer.revision > old_writer.revision,
+        "the new session starts after the deleted one's last revision"
+    );
+    for text in ["three", "four"] {
+        service
+            .append_event(&mut new_writer, event(text))
+            .await
+            .unwrap();
+    }
+    let error = service
+        .append_event(&mut old_writer, event("stale"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::StaleSession, "{error}");
+    assert_eq!(texts(&get(service, &key).await), ["three", "four"]);
+
+    // Deleted and created once more, it still moves on.
+    service.delete_session(&key).await.unwrap();
+    let again = create(service, &app, "ada", "s").await;
+    assert!(again.revision > new_writer.revision);
 }
 
 pub(crate) async fn large_payloads_round_trip(service: &dyn SessionService) {

@@ -56,6 +56,7 @@ pub struct FunctionToolBuilder<Args> {
     long_running: bool,
     timeout: Option<Duration>,
     confirmation: Confirmation<Args>,
+    strict: Option<bool>,
     args: PhantomData<fn(Args)>,
 }
 
@@ -72,6 +73,7 @@ where
             long_running: false,
             timeout: None,
             confirmation: Confirmation::Never,
+            strict: None,
             args: PhantomData,
         }
     }
@@ -86,6 +88,13 @@ where
     /// response in this turn, and its description tells the model not to call it again.
     pub fn long_running(mut self, long_running: bool) -> Self {
         self.long_running = long_running;
+        self
+    }
+
+    /// Asks the provider to make the arguments follow the schema exactly (OpenAI's `strict`
+    /// function calling) for this tool, or not, whatever the model adapter's default.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = Some(strict);
         self
     }
 
@@ -145,6 +154,7 @@ where
             prepare: Box::new(prepare),
             long_running: self.long_running,
             timeout: self.timeout,
+            strict: self.strict,
         }
     }
 }

@@ -97,6 +97,7 @@ pub struct FunctionTool {
     prepare: Prepare,
     long_running: bool,
     timeout: Option<Duration>,
+    strict: Option<bool>,
 }
 
 impl FunctionTool {
@@ -186,6 +187,7 @@ impl Tool for FunctionTool {
         let mut declaration = FunctionDeclaration::new(&self.name, description);
         declaration.parameters = self.parameters.clone();
         declaration.response = self.response.clone();
+        declaration.strict = self.strict;
         Some(declaration)
     }
 

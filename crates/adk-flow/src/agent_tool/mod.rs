@@ -1,22 +1,31 @@
 //! [`AgentTool`]: an agent used as a tool by another agent's model.
 
+mod forwarding_artifacts;
+
 use std::sync::Arc;
 
 use adk_core::{
     Agent, AgentTree, Content, Error, ErrorKind, Event, FunctionDeclaration, InvocationContext,
     Result, Session, SessionKey, StateScope, USER_AUTHOR,
 };
-use adk_tool::{Tool, ToolContext};
+use adk_tool::{ArgumentValidator, Tool, ToolContext};
 use async_trait::async_trait;
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 
 use crate::LlmAgent;
+use forwarding_artifacts::ForwardingArtifacts;
 
 /// Wraps an agent as a tool: the calling model sends a request (or arguments following the
-/// agent's input schema), the agent runs on a session of its own that starts from a copy of the
-/// caller's state, and its final answer (parsed JSON when it has an output schema) is the result.
-/// State the agent changes flows back to the caller.
+/// agent's input schema, checked against it before the agent runs), the agent runs on a session
+/// of its own that starts from a copy of the caller's state, and its final answer (parsed JSON
+/// when it has an output schema) is the result. State the agent changes and artifacts it saves
+/// flow back to the caller: artifacts are saved in the caller's session.
+///
+/// The agent's invocation is nested in the caller's: it uses the caller's id generator and clock,
+/// is cancelled with it, and draws on the same model-call budget
+/// ([`RunConfig::max_llm_calls`](adk_core::RunConfig)), so agents that call agents cannot
+/// multiply it.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -34,14 +43,21 @@ use crate::LlmAgent;
 pub struct AgentTool {
     agent: Arc<dyn Agent>,
     skip_summarization: bool,
+    /// The agent's input schema, compiled; `None` when it has none.
+    input_validator: Option<std::result::Result<ArgumentValidator, adk_tool::ToolError>>,
 }
 
 impl AgentTool {
     /// A tool that runs `agent`.
     pub fn new(agent: Arc<dyn Agent>) -> Self {
+        let input_validator = agent
+            .downcast_ref::<LlmAgent>()
+            .and_then(LlmAgent::input_schema)
+            .map(ArgumentValidator::new);
         Self {
             agent,
             skip_summarization: false,
+            input_validator,
         }
     }
 
@@ -56,9 +72,18 @@ impl AgentTool {
     }
 
     /// The message the agent receives: the `request` text, or the arguments as JSON when the agent
-    /// has an input schema.
+    /// has an input schema and they follow it.
     fn message(&self, args: &Value) -> Result<Content> {
-        if self.llm_agent().and_then(LlmAgent::input_schema).is_some() {
+        if let Some(validator) = &self.input_validator {
+            let validator = validator.as_ref().map_err(|error| {
+                Error::new(
+                    ErrorKind::Config,
+                    format!("agent '{}': {error}", self.agent.name()),
+                )
+            })?;
+            validator
+                .validate(self.agent.name(), args)
+                .map_err(|error| Error::new(ErrorKind::InvalidInput, error.to_string()))?;
             return Ok(Content::user(args.to_string()));
         }
         let request = args.get("request").and_then(Value::as_str).ok_or_else(|| {
@@ -113,6 +138,11 @@ impl Tool for AgentTool {
             for (key, value) in &event.actions.state_delta {
                 ctx.set_state(key, value.clone());
             }
+            // The agent saved these in the caller's session (see `ForwardingArtifacts`); the
+            // caller's event records them.
+            ctx.actions()
+                .artifact_delta
+                .extend(event.actions.artifact_delta.clone());
             if let Some(text) = event.text() {
                 last_text = Some(text);
             }
@@ -139,8 +169,9 @@ impl Tool for AgentTool {
     }
 }
 
-/// An invocation of `agent` on a fresh session of the same user, starting from a copy of the
-/// caller's state and sharing its artifact and memory services.
+/// An invocation of `agent`, nested in the caller's, on a fresh session of the same user,
+/// starting from a copy of the caller's state; its artifacts go to the caller's session and it
+/// shares the caller's memory service.
 fn child_invocation(
     parent: &InvocationContext,
     agent: Arc<dyn Agent>,
@@ -170,13 +201,15 @@ fn child_invocation(
     .with_content(message.clone());
     session.apply_event(message_event, 1);
     let mut builder = InvocationContext::builder(agent.clone(), session)
+        .nested_in(parent)
         .invocation_id(invocation_id)
         .agent_tree(AgentTree::new(agent)?)
-        .user_content(message)
-        .run_config(parent.run_config().clone())
-        .cancellation(parent.cancellation().child_token());
+        .user_content(message);
     if let Some(artifacts) = parent.artifact_service() {
-        builder = builder.artifact_service(artifacts.clone());
+        builder = builder.artifact_service(Arc::new(ForwardingArtifacts::new(
+            artifacts.clone(),
+            key.clone(),
+        )));
     }
     if let Some(memory) = parent.memory_service() {
         builder = builder.memory_service(memory.clone());
