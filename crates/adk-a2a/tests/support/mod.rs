@@ -198,3 +198,54 @@ pub fn texts_by(events: &[Event], author: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// A payments agent whose `transfer` tool needs the user's confirmation: its model calls the tool
+/// with `{"amount": 500}`, then says `Sent 500.` once the transfer ran. The counter counts the
+/// transfers that ran.
+pub fn payments_agent(name: &str) -> (Arc<dyn Agent>, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Transfer {
+        amount: u32,
+    }
+    let transfers = Arc::new(AtomicUsize::new(0));
+    let counter = transfers.clone();
+    let tool = adk_tool::FunctionTool::builder(
+        "transfer",
+        "Transfers money.",
+        move |_ctx, args: Transfer| {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, String>(json!({"sent": args.amount}))
+            }
+        },
+    )
+    .require_confirmation(true)
+    .build();
+    let model = adk_test::ScriptedModel::new("scripted")
+        .then_call("transfer", json!({"amount": 500}))
+        .then_text("Sent 500.");
+    let agent = adk_flow::LlmAgent::builder(name)
+        .description("Sends money.")
+        .model(Arc::new(model))
+        .tool(Arc::new(tool))
+        .build()
+        .unwrap();
+    (Arc::new(agent), transfers)
+}
+
+/// POSTs a JSON-RPC body to `url` and returns the JSON answer.
+pub async fn post_json(url: &str, body: &str) -> Value {
+    reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
