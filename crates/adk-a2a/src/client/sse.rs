@@ -62,15 +62,16 @@ fn task_id(event: &StreamEvent) -> Option<String> {
     }
 }
 
-/// Passes the bytes on, failing when more than `limit` bytes arrive without a blank line (the end
-/// of an SSE event) between them, so that one huge event cannot exhaust memory.
+/// Passes the bytes on, failing when one event (the bytes between two blank lines) grows past
+/// `limit` bytes, so that one huge event cannot exhaust memory.
 fn limit_event_size(
     bytes: impl Stream<Item = reqwest::Result<bytes::Bytes>> + Send + 'static,
     limit: usize,
     url: String,
 ) -> impl Stream<Item = Result<bytes::Bytes, A2aError>> + Send + 'static {
-    let mut since_boundary = 0usize;
-    let mut previous = Vec::<u8>::new();
+    let mut event_bytes = 0usize;
+    // Whether the last byte that was not `\r` ended a line; carried across chunks.
+    let mut after_newline = false;
     bytes.map(move |chunk| {
         let chunk = chunk.map_err(|error| {
             if error.is_timeout() {
@@ -79,27 +80,19 @@ fn limit_event_size(
                 A2aError::Transport { url: url.clone(), source: error }
             }
         })?;
-        // The boundary may straddle two chunks, so the last bytes of the previous chunk are
-        // searched together with this one.
-        let mut window = std::mem::take(&mut previous);
-        let carried = window.len();
-        window.extend_from_slice(&chunk);
-        let boundary = ["\n\n", "\r\n\r\n", "\r\r"]
-            .iter()
-            .filter_map(|pattern| {
-                window
-                    .windows(pattern.len())
-                    .rposition(|candidate| candidate == pattern.as_bytes())
-                    .map(|at| at + pattern.len())
-            })
-            .max();
-        match boundary {
-            Some(end) => since_boundary = window.len() - end,
-            None => since_boundary += window.len() - carried,
-        }
-        previous = window[window.len().saturating_sub(3)..].to_vec();
-        if since_boundary > limit {
-            return Err(A2aError::ResponseTooLarge { url: url.clone(), limit });
+        for &byte in chunk.iter() {
+            match byte {
+                b'\r' => {}
+                b'\n' if after_newline => event_bytes = 0,
+                b'\n' => after_newline = true,
+                _ => {
+                    after_newline = false;
+                    event_bytes += 1;
+                    if event_bytes > limit {
+                        return Err(A2aError::ResponseTooLarge { url: url.clone(), limit });
+                    }
+                }
+            }
         }
         Ok(chunk)
     })
