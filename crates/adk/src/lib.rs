@@ -14,6 +14,7 @@
 //! | [`runner`] | `adk-runner` | the runner |
 //! | [`telemetry`] | `adk-telemetry` | tracing spans and OpenTelemetry export |
 //! | `server` | `adk-server` | the REST + SSE server and the dev UI (feature `server`) |
+//! | `a2a` | `adk-a2a` | the A2A protocol: serve agents, call remote agents (feature `a2a`) |
 //!
 //! ## Features
 //!
@@ -27,6 +28,7 @@
 //! | `mcp` | the MCP toolset | no |
 //! | `otel` | OTLP export of traces and metrics | no |
 //! | `server` | the HTTP server: ADK's REST + SSE API and the adk-web dev UI | no |
+//! | `a2a` | A2A: `A2aServer`, `RemoteA2aAgent`; with `server`, apps at `/a2a/{app}` | no |
 //! | `full` | all of the above | no |
 //!
 //! Features are additive; each builds on its own.
@@ -88,4 +90,12 @@ pub mod telemetry {
 pub mod server {
     #[doc(inline)]
     pub use adk_server::*;
+}
+
+/// The Agent2Agent protocol: expose an app over A2A, call remote agents (`adk-a2a`, feature
+/// `a2a`).
+#[cfg(feature = "a2a")]
+pub mod a2a {
+    #[doc(inline)]
+    pub use adk_a2a::*;
 }

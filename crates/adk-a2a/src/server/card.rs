@@ -26,8 +26,13 @@ pub(super) async fn handler(
                 .get(http::header::HOST)
                 .and_then(|host| host.to_str().ok())
                 .unwrap_or("localhost");
-            let path = uri.path().strip_suffix(AGENT_CARD_PATH).unwrap_or("");
-            format!("http://{host}{}/", path.trim_end_matches('/'))
+            // Mounted under a prefix, JSON-RPC is served at the prefix itself; alone, at `/`.
+            let prefix = uri.path().strip_suffix(AGENT_CARD_PATH).unwrap_or("");
+            let path = match prefix.trim_end_matches('/') {
+                "" => "/",
+                prefix => prefix,
+            };
+            format!("http://{host}{path}")
         }
     };
     Json(build(&inner, &url))
