@@ -35,7 +35,10 @@ impl Llm for Instant {
     }
 
     fn generate(&self, _request: LlmRequest, _stream: bool) -> LlmResponseStream {
-        futures::stream::iter([Ok(LlmResponse::new(Content::model("It is sunny in Paris.")))]).boxed()
+        futures::stream::iter([Ok(LlmResponse::new(Content::model(
+            "It is sunny in Paris.",
+        )))])
+        .boxed()
     }
 }
 
@@ -53,7 +56,10 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| {
         .build()
         .unwrap();
     let runner = || {
-        let agent = LlmAgent::builder("weather").model(Arc::new(Instant)).build().unwrap();
+        let agent = LlmAgent::builder("weather")
+            .model(Arc::new(Instant))
+            .build()
+            .unwrap();
         Runner::builder("weather", Arc::new(agent))
             .session_service(Arc::new(InMemorySessionService::new()))
             .auto_create_session(true)
@@ -64,7 +70,11 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/", listener.local_addr().unwrap());
         let server = A2aServer::builder(runner()).build().unwrap();
-        tokio::spawn(adk_a2a::serve_listener(server, listener, std::future::pending()));
+        tokio::spawn(adk_a2a::serve_listener(
+            server,
+            listener,
+            std::future::pending(),
+        ));
         A2aClient::new(url, ClientConfig::default()).unwrap()
     });
     Setup {
@@ -80,14 +90,17 @@ fn event() -> Event {
     for index in 0..5 {
         parts.push(AdkPart::text(format!("Paragraph {index} of the answer.")));
         parts.push(AdkPart::function_call(
-            FunctionCall::new("get_weather", json!({"city": "Paris", "day": index})).with_id(format!("c{index}")),
+            FunctionCall::new("get_weather", json!({"city": "Paris", "day": index}))
+                .with_id(format!("c{index}")),
         ));
         parts.push(AdkPart::function_response(
-            FunctionResponse::new("get_weather", json!({"forecast": "sunny", "high": 24})).with_id(format!("c{index}")),
+            FunctionResponse::new("get_weather", json!({"forecast": "sunny", "high": 24}))
+                .with_id(format!("c{index}")),
         ));
         parts.push(AdkPart::inline_data("image/png", vec![7u8; 256]));
     }
-    Event::new(InvocationId::from("e-1"), "weather").with_content(Content::new(adk_core::Role::Model, parts))
+    Event::new(InvocationId::from("e-1"), "weather")
+        .with_content(Content::new(adk_core::Role::Model, parts))
 }
 
 /// A 20-part event (text, calls, responses, bytes) to an A2A message and back.
@@ -106,7 +119,11 @@ fn message_send_over_loopback() {
     let setup = &*SETUP;
     setup.runtime.block_on(async {
         let message = Message::new(Role::User, vec![Part::text("Weather in Paris?")]);
-        setup.client.send_message(MessageSendParams::new(message)).await.unwrap()
+        setup
+            .client
+            .send_message(MessageSendParams::new(message))
+            .await
+            .unwrap()
     });
 }
 
@@ -116,7 +133,12 @@ fn runner_alone() {
     let setup = &*SETUP;
     let session = setup.sessions.fetch_add(1, Ordering::Relaxed).to_string();
     setup.runtime.block_on(async {
-        let mut events = Box::pin(setup.runner.run("ada", session, Content::user("Weather in Paris?"), RunConfig::default()));
+        let mut events = Box::pin(setup.runner.run(
+            "ada",
+            session,
+            Content::user("Weather in Paris?"),
+            RunConfig::default(),
+        ));
         while let Some(event) = events.next().await {
             event.unwrap();
         }

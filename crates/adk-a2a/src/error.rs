@@ -11,7 +11,9 @@ use crate::types::JsonRpcError;
 #[non_exhaustive]
 pub enum A2aError {
     /// The agent card names no URL to send requests to.
-    #[error("the agent card of '{name}' (from {from}) has no `url`; the remote agent cannot be called without one")]
+    #[error(
+        "the agent card of '{name}' (from {from}) has no `url`; the remote agent cannot be called without one"
+    )]
     CardWithoutUrl {
         /// The agent's name as the card gives it.
         name: String,
@@ -19,7 +21,9 @@ pub enum A2aError {
         from: String,
     },
     /// The agent card states a protocol version this crate does not speak.
-    #[error("the agent card of '{name}' states A2A protocol version {version:?}; this client speaks 0.3")]
+    #[error(
+        "the agent card of '{name}' states A2A protocol version {version:?}; this client speaks 0.3"
+    )]
     UnsupportedProtocolVersion {
         /// The agent's name as the card gives it.
         name: String,
@@ -63,7 +67,9 @@ pub enum A2aError {
         body: String,
     },
     /// A response (or one streamed event) was larger than the configured limit.
-    #[error("the response of {url} exceeds the limit of {limit} bytes; raise ClientConfig::max_response_bytes if it is expected")]
+    #[error(
+        "the response of {url} exceeds the limit of {limit} bytes; raise ClientConfig::max_response_bytes if it is expected"
+    )]
     ResponseTooLarge {
         /// Where.
         url: String,
@@ -85,7 +91,9 @@ pub enum A2aError {
         error: JsonRpcError,
     },
     /// The remote agent's stream ended before its task finished or paused: it died mid-stream.
-    #[error("the stream of {url} ended before task {task} finished: the remote agent stopped mid-stream")]
+    #[error(
+        "the stream of {url} ended before task {task} finished: the remote agent stopped mid-stream"
+    )]
     StreamEnded {
         /// Where.
         url: String,
@@ -111,9 +119,9 @@ impl A2aError {
     fn core_kind(&self) -> adk_core::ErrorKind {
         use adk_core::ErrorKind;
         match self {
-            Self::CardWithoutUrl { .. } | Self::UnsupportedProtocolVersion { .. } | Self::Config(_) => {
-                ErrorKind::Config
-            }
+            Self::CardWithoutUrl { .. }
+            | Self::UnsupportedProtocolVersion { .. }
+            | Self::Config(_) => ErrorKind::Config,
             _ => ErrorKind::Agent,
         }
     }

@@ -16,7 +16,15 @@ fn context_ids(events: &[adk_core::Event], author: &str) -> Vec<String> {
     events
         .iter()
         .filter(|event| event.author == author)
-        .filter_map(|event| event.response.custom_metadata.as_ref()?.get(CONTEXT_ID_METADATA_KEY)?.as_str().map(str::to_owned))
+        .filter_map(|event| {
+            event
+                .response
+                .custom_metadata
+                .as_ref()?
+                .get(CONTEXT_ID_METADATA_KEY)?
+                .as_str()
+                .map(str::to_owned)
+        })
         .collect()
 }
 
@@ -43,22 +51,45 @@ async fn an_adk_rs_agent_hands_a_task_to_an_adk_python_agent_and_the_conversatio
         .unwrap();
     let runner = runner("rust_app", Arc::new(root));
 
-    let first = run(&runner, "s-1", "What is the capital of France?").await.unwrap();
-    assert_eq!(texts_by(&first, "python_agent"), ["Paris is the capital of France."]);
+    let first = run(&runner, "s-1", "What is the capital of France?")
+        .await
+        .unwrap();
+    assert_eq!(
+        texts_by(&first, "python_agent"),
+        ["Paris is the capital of France."]
+    );
     let second = run(&runner, "s-1", "And its third city?").await.unwrap();
-    assert_eq!(texts_by(&second, "python_agent"), ["Lyon is its third largest city."]);
+    assert_eq!(
+        texts_by(&second, "python_agent"),
+        ["Lyon is its third largest city."]
+    );
 
     // Both turns ran in one remote conversation, so the Python agent's model saw the first one.
     let first_context = context_ids(&first, "python_agent");
     let second_context = context_ids(&second, "python_agent");
     assert!(!first_context.is_empty());
-    assert!(first_context.iter().chain(&second_context).all(|id| id == &first_context[0]));
+    assert!(
+        first_context
+            .iter()
+            .chain(&second_context)
+            .all(|id| id == &first_context[0])
+    );
     let requests = gemini.requests();
     assert_eq!(requests.len(), 2);
-    assert!(requests[0].path.contains(":generateContent"), "{}", requests[0].path);
+    assert!(
+        requests[0].path.contains(":generateContent"),
+        "{}",
+        requests[0].path
+    );
     let history = requests[1].json()["contents"].to_string();
-    assert!(history.contains("What is the capital of France?"), "{history}");
-    assert!(history.contains("Paris is the capital of France."), "{history}");
+    assert!(
+        history.contains("What is the capital of France?"),
+        "{history}"
+    );
+    assert!(
+        history.contains("Paris is the capital of France."),
+        "{history}"
+    );
     assert!(history.contains("And its third city?"), "{history}");
 }
 
@@ -71,7 +102,11 @@ async fn an_adk_python_agent_hands_a_task_to_an_adk_rs_agent() {
         .build()
         .unwrap();
     let base_url = serve(runner("rust_app", Arc::new(rust_agent))).await;
-    let gemini = MockServer::start([gemini_call("transfer_to_agent", json!({"agent_name": "rust_agent"}))]).await;
+    let gemini = MockServer::start([gemini_call(
+        "transfer_to_agent",
+        json!({"agent_name": "rust_agent"}),
+    )])
+    .await;
 
     let card_url = format!("{base_url}/.well-known/agent-card.json");
     let events = run_python(
@@ -84,13 +119,20 @@ async fn an_adk_python_agent_hands_a_task_to_an_adk_rs_agent() {
         .iter()
         .filter(|event| event["author"] == "rust_agent")
         .filter(|event| {
-            event["content"]["parts"]
-                .as_array()
-                .is_some_and(|parts| parts.iter().any(|part| part["text"] == "Ownership keeps Rust memory safe." && part["thought"] != true))
+            event["content"]["parts"].as_array().is_some_and(|parts| {
+                parts.iter().any(|part| {
+                    part["text"] == "Ownership keeps Rust memory safe." && part["thought"] != true
+                })
+            })
         })
         .collect();
     assert_eq!(answers.len(), 1, "{events:#?}");
     // Our agent's model got the Python user's question.
-    let asked = model.requests()[0].contents.iter().map(|content| content.text().unwrap_or_default()).collect::<Vec<_>>().join("\n");
+    let asked = model.requests()[0]
+        .contents
+        .iter()
+        .map(|content| content.text().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(asked.contains("Why is Rust memory safe?"), "{asked}");
 }

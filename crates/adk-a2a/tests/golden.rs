@@ -19,7 +19,8 @@ use tokio::io::AsyncWriteExt as _;
 
 fn message() -> Message {
     let mut text = Part::text("Hello");
-    text.metadata_mut().insert("adk_thought".to_owned(), json!(true));
+    text.metadata_mut()
+        .insert("adk_thought".to_owned(), json!(true));
     let bytes = Part::File(FilePart::new(
         FileContent::new(FileSource::Bytes(vec![0u8, 1, 2].into()))
             .with_mime_type("image/png")
@@ -34,7 +35,8 @@ fn message() -> Message {
         ("args".to_owned(), json!({"city": "Paris"})),
         ("name".to_owned(), json!("get_weather")),
     ]));
-    data.metadata_mut().insert("adk_type".to_owned(), json!("function_call"));
+    data.metadata_mut()
+        .insert("adk_type".to_owned(), json!("function_call"));
     Message::new(Role::Agent, vec![text, bytes, uri, data])
         .with_message_id("m-1")
         .with_task_id("t-1")
@@ -48,24 +50,49 @@ fn ours() -> BTreeMap<&'static str, (&'static str, Value)> {
     let mut task = Task::new("t-1", "c-1", status.clone());
     task.history = Some(vec![message()]);
     task.artifacts = Some(vec![artifact.clone()]);
-    let mut card = AgentCard::new("weather", "Answers questions about the weather.", "http://127.0.0.1:8001/");
+    let mut card = AgentCard::new(
+        "weather",
+        "Answers questions about the weather.",
+        "http://127.0.0.1:8001/",
+    );
     card.skills = vec![AgentSkill::new("weather", "model", "Answers.", ["llm"])];
     card.security_schemes = Some(BTreeMap::from([(
         "bearer".to_owned(),
-        SecurityScheme::Http { scheme: "bearer".to_owned(), bearer_format: Some("JWT".to_owned()), description: None },
+        SecurityScheme::Http {
+            scheme: "bearer".to_owned(),
+            bearer_format: Some("JWT".to_owned()),
+            description: None,
+        },
     )]));
     card.security = Some(vec![BTreeMap::from([("bearer".to_owned(), Vec::new())])]);
-    let mut params = MessageSendParams::new(Message::new(Role::User, vec![Part::text("Hi")]).with_message_id("m-2"));
+    let mut params = MessageSendParams::new(
+        Message::new(Role::User, vec![Part::text("Hi")]).with_message_id("m-2"),
+    );
     let mut configuration = MessageSendConfiguration::default();
     configuration.blocking = Some(false);
     configuration.history_length = Some(3);
     params.configuration = Some(configuration);
-    let error = JsonRpcResponse::failure(json!(7), JsonRpcError::new(error_codes::METHOD_NOT_FOUND, "Method not found"));
+    let error = JsonRpcResponse::failure(
+        json!(7),
+        JsonRpcError::new(error_codes::METHOD_NOT_FOUND, "Method not found"),
+    );
     BTreeMap::from([
         ("message", ("Message", value(&message()))),
         ("task", ("Task", value(&task))),
-        ("status_update", ("TaskStatusUpdateEvent", value(&TaskStatusUpdateEvent::new("t-1", "c-1", status, true)))),
-        ("artifact_update", ("TaskArtifactUpdateEvent", value(&TaskArtifactUpdateEvent::new("t-1", "c-1", artifact)))),
+        (
+            "status_update",
+            (
+                "TaskStatusUpdateEvent",
+                value(&TaskStatusUpdateEvent::new("t-1", "c-1", status, true)),
+            ),
+        ),
+        (
+            "artifact_update",
+            (
+                "TaskArtifactUpdateEvent",
+                value(&TaskArtifactUpdateEvent::new("t-1", "c-1", artifact)),
+            ),
+        ),
         ("card", ("AgentCard", value(&card))),
         ("send_params", ("MessageSendParams", value(&params))),
         ("error_response", ("JSONRPCErrorResponse", value(&error))),
@@ -89,13 +116,18 @@ async fn sdk(input: &Value) -> Value {
     stdin.write_all(input.to_string().as_bytes()).await.unwrap();
     drop(stdin);
     let output = child.wait_with_output().await.unwrap();
-    assert!(output.status.success(), "golden.py failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "golden.py failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
 /// Reads `json` as a `T` and writes it back.
 fn round_trip<T: Serialize + DeserializeOwned>(json: &Value) -> Value {
-    let value: T = serde_json::from_value(json.clone()).unwrap_or_else(|error| panic!("{error}: {json}"));
+    let value: T =
+        serde_json::from_value(json.clone()).unwrap_or_else(|error| panic!("{error}: {json}"));
     serde_json::to_value(value).unwrap()
 }
 
@@ -109,7 +141,10 @@ async fn our_json_is_what_the_sdk_makes_and_reads() {
     let answer = sdk(&Value::Object(input)).await;
 
     for (name, (_, json)) in &ours {
-        assert_eq!(&answer["checked"][name], json, "the SDK's JSON of our {name} differs from ours");
+        assert_eq!(
+            &answer["checked"][name], json,
+            "the SDK's JSON of our {name} differs from ours"
+        );
     }
 
     let native = answer["native"].as_object().unwrap();

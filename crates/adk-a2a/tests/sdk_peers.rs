@@ -33,7 +33,10 @@ async fn the_sdk_client_sends_and_streams_to_our_server() {
     assert_eq!(sent[0]["card"]["url"], format!("{base_url}/"));
     let task = &sent.last().unwrap()["task"];
     assert_eq!(task["status"]["state"], "completed", "{sent:#?}");
-    assert_eq!(task["artifacts"][0]["parts"][0]["text"], "Hello from adk-rs.");
+    assert_eq!(
+        task["artifacts"][0]["parts"][0]["text"],
+        "Hello from adk-rs."
+    );
 
     let streamed = run_python("sdk_client.py", &[&base_url, "stream", "Hi again"]).await;
     let kinds: Vec<&str> = streamed[1..]
@@ -61,18 +64,27 @@ async fn the_sdk_client_sends_and_streams_to_our_server() {
 async fn our_client_sends_streams_and_gets_tasks_of_an_sdk_server() {
     let python = PythonServer::start("sdk_server.py", &[]).await;
     let config = ClientConfig::default();
-    let card = A2aClient::resolve_card(&python.base_url(), &config).await.unwrap();
+    let card = A2aClient::resolve_card(&python.base_url(), &config)
+        .await
+        .unwrap();
     assert_eq!(card.name, "echo");
     let client = A2aClient::from_card(&card, config).unwrap();
 
     let message = Message::new(Role::User, vec![Part::text("ping")]);
-    let SendMessageResult::Task(task) = client.send_message(MessageSendParams::new(message)).await.unwrap() else {
+    let SendMessageResult::Task(task) = client
+        .send_message(MessageSendParams::new(message))
+        .await
+        .unwrap()
+    else {
         panic!("the SDK server answers with a task");
     };
     assert_eq!(task.status.state, TaskState::Completed);
     let artifacts = task.artifacts.clone().unwrap();
     assert!(matches!(&artifacts[0].parts[0], Part::Text(text) if text.text == "echo: ping"));
-    let fetched = client.get_task(TaskQueryParams::new(task.id.clone())).await.unwrap();
+    let fetched = client
+        .get_task(TaskQueryParams::new(task.id.clone()))
+        .await
+        .unwrap();
     assert_eq!(fetched.id, task.id);
     assert_eq!(fetched.status.state, TaskState::Completed);
 
@@ -84,9 +96,16 @@ async fn our_client_sends_streams_and_gets_tasks_of_an_sdk_server() {
         .try_collect()
         .await
         .unwrap();
-    assert!(matches!(events.first(), Some(StreamEvent::Task(_))), "{events:#?}");
-    assert!(events.iter().any(|event| matches!(event, StreamEvent::ArtifactUpdate(update)
-        if matches!(&update.artifact.parts[0], Part::Text(text) if text.text == "echo: pong"))));
+    assert!(
+        matches!(events.first(), Some(StreamEvent::Task(_))),
+        "{events:#?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, StreamEvent::ArtifactUpdate(update)
+        if matches!(&update.artifact.parts[0], Part::Text(text) if text.text == "echo: pong")))
+    );
     let Some(StreamEvent::StatusUpdate(last)) = events.last() else {
         panic!("the stream ends with a status update: {events:#?}");
     };
@@ -105,7 +124,12 @@ async fn a_remote_agent_talks_to_an_agent_that_is_not_adk() {
     let events = run(&runner, "s-1", "hello there").await.unwrap();
     assert_eq!(texts_by(&events, "echo"), ["echo: hello there"]);
     // The working update's text is shown as the remote agent's thought, not as its answer.
-    assert!(events.iter().any(|event| event
-        .content()
-        .is_some_and(|content| content.parts.iter().any(|part| part.thought && part.as_text() == Some("thinking")))));
+    assert!(
+        events
+            .iter()
+            .any(|event| event.content().is_some_and(|content| content
+                .parts
+                .iter()
+                .any(|part| part.thought && part.as_text() == Some("thinking"))))
+    );
 }

@@ -33,18 +33,28 @@ async fn apps_are_served_over_a2a_under_their_name() {
     let base_url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { server.serve(listener, std::future::pending()).await });
 
-    let refused = A2aClient::resolve_card(&format!("{base_url}/a2a/french"), &ClientConfig::default())
-        .await
-        .unwrap_err();
-    assert!(matches!(refused, A2aError::Http { status: 401, .. }), "{refused}");
+    let refused =
+        A2aClient::resolve_card(&format!("{base_url}/a2a/french"), &ClientConfig::default())
+            .await
+            .unwrap_err();
+    assert!(
+        matches!(refused, A2aError::Http { status: 401, .. }),
+        "{refused}"
+    );
 
     let config = ClientConfig::default().bearer_token("s3cret");
-    let card = A2aClient::resolve_card(&format!("{base_url}/a2a/french"), &config).await.unwrap();
+    let card = A2aClient::resolve_card(&format!("{base_url}/a2a/french"), &config)
+        .await
+        .unwrap();
     assert_eq!(card.name, "greeter");
     assert_eq!(card.url, format!("{base_url}/a2a/french"));
     let client = A2aClient::from_card(&card, config).unwrap();
     let message = Message::new(Role::User, vec![Part::text("Hello")]);
-    let SendMessageResult::Task(task) = client.send_message(MessageSendParams::new(message)).await.unwrap() else {
+    let SendMessageResult::Task(task) = client
+        .send_message(MessageSendParams::new(message))
+        .await
+        .unwrap()
+    else {
         panic!("a task");
     };
     assert_eq!(task.status.state, TaskState::Completed);

@@ -78,14 +78,21 @@ fn peers_dir() -> PathBuf {
 }
 
 fn install(dir: &Path) {
-    fs::create_dir_all(dir).unwrap_or_else(|error| panic!("cannot create {}: {error}", dir.display()));
-    let lock = File::create(dir.join(".install.lock"))
-        .unwrap_or_else(|error| panic!("cannot create the install lock in {}: {error}", dir.display()));
+    fs::create_dir_all(dir)
+        .unwrap_or_else(|error| panic!("cannot create {}: {error}", dir.display()));
+    let lock = File::create(dir.join(".install.lock")).unwrap_or_else(|error| {
+        panic!(
+            "cannot create the install lock in {}: {error}",
+            dir.display()
+        )
+    });
     lock.lock()
         .unwrap_or_else(|error| panic!("cannot lock {}: {error}", dir.display()));
     let marker = dir.join(".installed");
     let wanted = REQUIREMENTS.join("\n");
-    if fs::read_to_string(&marker).is_ok_and(|found| found == wanted) && dir.join("venv/bin/python").exists() {
+    if fs::read_to_string(&marker).is_ok_and(|found| found == wanted)
+        && dir.join("venv/bin/python").exists()
+    {
         return;
     }
     let venv = dir.join("venv");
@@ -121,5 +128,6 @@ fn install(dir: &Path) {
         String::from_utf8_lossy(&output.stderr)
     );
     let mut file = File::create(&marker).expect("the marker file can be written");
-    file.write_all(wanted.as_bytes()).expect("the marker file can be written");
+    file.write_all(wanted.as_bytes())
+        .expect("the marker file can be written");
 }

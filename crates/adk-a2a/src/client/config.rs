@@ -103,8 +103,9 @@ impl ClientConfig {
     pub(crate) fn header_map(&self) -> Result<HeaderMap, A2aError> {
         let mut map = HeaderMap::new();
         for (name, value) in &self.headers {
-            let header = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| A2aError::Config(format!("{name:?} is not a valid HTTP header name")))?;
+            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                A2aError::Config(format!("{name:?} is not a valid HTTP header name"))
+            })?;
             let value = HeaderValue::from_str(value).map_err(|_| {
                 A2aError::Config(format!("the value of header {name:?} is not valid HTTP"))
             })?;
@@ -112,7 +113,9 @@ impl ClientConfig {
         }
         if let Some(token) = &self.bearer_token {
             let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose_secret()))
-                .map_err(|_| A2aError::Config("the bearer token is not valid in an HTTP header".to_owned()))?;
+                .map_err(|_| {
+                    A2aError::Config("the bearer token is not valid in an HTTP header".to_owned())
+                })?;
             value.set_sensitive(true);
             map.insert(http::header::AUTHORIZATION, value);
         }
@@ -127,8 +130,18 @@ impl fmt::Debug for ClientConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("connect_retries", &self.connect_retries)
             .field("max_response_bytes", &self.max_response_bytes)
-            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
-            .field("headers", &self.headers.iter().map(|(name, _)| name).collect::<Vec<_>>())
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field(
+                "headers",
+                &self
+                    .headers
+                    .iter()
+                    .map(|(name, _)| name)
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }

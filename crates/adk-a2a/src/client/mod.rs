@@ -105,8 +105,11 @@ impl A2aClient {
         &self,
         params: MessageSendParams,
     ) -> Result<SendMessageResult, A2aError> {
-        self.call(methods::SEND, serde_json::to_value(params).map_err(self.invalid())?)
-            .await
+        self.call(
+            methods::SEND,
+            serde_json::to_value(params).map_err(self.invalid())?,
+        )
+        .await
     }
 
     /// `message/stream`: sends a message and streams the task's events as they come. The stream
@@ -149,8 +152,7 @@ impl A2aClient {
     async fn call<T: DeserializeOwned>(&self, method: &str, params: Value) -> Result<T, A2aError> {
         let request = JsonRpcRequest::new(method, params);
         let body = self.transport.post(&self.url, &request).await?;
-        let response: JsonRpcResponse =
-            serde_json::from_slice(&body).map_err(self.invalid())?;
+        let response: JsonRpcResponse = serde_json::from_slice(&body).map_err(self.invalid())?;
         result_of(response, &self.url)
     }
 

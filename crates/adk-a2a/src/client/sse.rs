@@ -77,7 +77,10 @@ fn limit_event_size(
             if error.is_timeout() {
                 A2aError::Timeout { url: url.clone() }
             } else {
-                A2aError::Transport { url: url.clone(), source: error }
+                A2aError::Transport {
+                    url: url.clone(),
+                    source: error,
+                }
             }
         })?;
         for &byte in chunk.iter() {
@@ -89,7 +92,10 @@ fn limit_event_size(
                     after_newline = false;
                     event_bytes += 1;
                     if event_bytes > limit {
-                        return Err(A2aError::ResponseTooLarge { url: url.clone(), limit });
+                        return Err(A2aError::ResponseTooLarge {
+                            url: url.clone(),
+                            limit,
+                        });
                     }
                 }
             }

@@ -41,8 +41,13 @@ impl Transport {
     }
 
     /// POSTs `request` to `url` and reads the JSON-RPC response body.
-    pub(super) async fn post(&self, url: &str, request: &JsonRpcRequest) -> Result<Bytes, A2aError> {
-        let body = serde_json::to_vec(request).map_err(|error| A2aError::Config(error.to_string()))?;
+    pub(super) async fn post(
+        &self,
+        url: &str,
+        request: &JsonRpcRequest,
+    ) -> Result<Bytes, A2aError> {
+        let body =
+            serde_json::to_vec(request).map_err(|error| A2aError::Config(error.to_string()))?;
         let response = self
             .send(url, || {
                 self.http
@@ -62,7 +67,8 @@ impl Transport {
         url: &str,
         request: &JsonRpcRequest,
     ) -> Result<reqwest::Response, A2aError> {
-        let body = serde_json::to_vec(request).map_err(|error| A2aError::Config(error.to_string()))?;
+        let body =
+            serde_json::to_vec(request).map_err(|error| A2aError::Config(error.to_string()))?;
         let send = self.send(url, || {
             self.http
                 .post(url)
@@ -72,7 +78,9 @@ impl Transport {
         });
         tokio::time::timeout(self.config.timeout, send)
             .await
-            .map_err(|_| A2aError::Timeout { url: url.to_owned() })?
+            .map_err(|_| A2aError::Timeout {
+                url: url.to_owned(),
+            })?
     }
 
     /// Sends the request `build` makes, again after a backoff while no connection could be
@@ -110,7 +118,9 @@ impl Transport {
                     });
                 }
                 Err(error) if error.is_timeout() => {
-                    return Err(A2aError::Timeout { url: url.to_owned() });
+                    return Err(A2aError::Timeout {
+                        url: url.to_owned(),
+                    });
                 }
                 Err(error) => {
                     return Err(A2aError::Transport {
@@ -124,7 +134,11 @@ impl Transport {
 }
 
 /// Reads a response body, failing as soon as it grows past `limit` bytes.
-async fn read_limited(response: reqwest::Response, url: &str, limit: usize) -> Result<Bytes, A2aError> {
+async fn read_limited(
+    response: reqwest::Response,
+    url: &str,
+    limit: usize,
+) -> Result<Bytes, A2aError> {
     if response
         .content_length()
         .is_some_and(|length| length > limit as u64)
@@ -139,7 +153,9 @@ async fn read_limited(response: reqwest::Response, url: &str, limit: usize) -> R
     while let Some(chunk) = chunks.next().await {
         let chunk = chunk.map_err(|error| {
             if error.is_timeout() {
-                A2aError::Timeout { url: url.to_owned() }
+                A2aError::Timeout {
+                    url: url.to_owned(),
+                }
             } else {
                 A2aError::Transport {
                     url: url.to_owned(),

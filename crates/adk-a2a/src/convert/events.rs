@@ -74,7 +74,10 @@ mod tests {
         let marked: Vec<bool> = message
             .parts
             .iter()
-            .map(|part| part.metadata().is_some_and(|m| m.contains_key(IS_LONG_RUNNING_KEY)))
+            .map(|part| {
+                part.metadata()
+                    .is_some_and(|m| m.contains_key(IS_LONG_RUNNING_KEY))
+            })
             .collect();
         assert_eq!(marked, [true, false]);
         assert_eq!(data_part_type(&message.parts[0]), Some("function_call"));

@@ -9,8 +9,8 @@ mod events;
 mod parts;
 
 pub use events::{content_to_message, event_to_message, message_to_content};
-pub(crate) use parts::{call_id, is_long_running_call};
 pub use parts::{
     ADK_METADATA_PREFIX, IS_LONG_RUNNING_KEY, TYPE_KEY, a2a_part_to_adk, adk_part_to_a2a,
     data_part_type,
 };
+pub(crate) use parts::{call_id, is_long_running_call};

@@ -75,9 +75,9 @@ pub fn adk_part_to_a2a(part: &adk_core::Part) -> Option<Part> {
     };
     match &part.data {
         PartData::Text(text) => {
-            let metadata = part.thought.then(|| {
-                Metadata::from_iter([(THOUGHT_KEY.to_owned(), Value::Bool(true))])
-            });
+            let metadata = part
+                .thought
+                .then(|| Metadata::from_iter([(THOUGHT_KEY.to_owned(), Value::Bool(true))]));
             Some(Part::Text(TextPart {
                 text: text.clone(),
                 metadata,
@@ -189,9 +189,18 @@ fn data_to_adk(part: &DataPart) -> Option<adk_core::Part> {
         return Some(adk);
     }
     if kind.is_some_and(|kind| {
-        [FUNCTION_CALL, FUNCTION_RESPONSE, EXECUTABLE_CODE, CODE_EXECUTION_RESULT].contains(&kind)
+        [
+            FUNCTION_CALL,
+            FUNCTION_RESPONSE,
+            EXECUTABLE_CODE,
+            CODE_EXECUTION_RESULT,
+        ]
+        .contains(&kind)
     }) {
-        tracing::warn!(kind, "an A2A data part does not hold what its adk_type says; skipped");
+        tracing::warn!(
+            kind,
+            "an A2A data part does not hold what its adk_type says; skipped"
+        );
         return None;
     }
     let json = serde_json::to_vec(&part.data).ok()?;
@@ -245,7 +254,8 @@ mod tests {
         round_trip(adk_core::Part::text("hi"));
         round_trip(adk_core::Part::thought("hmm"));
         round_trip(adk_core::Part::inline_data("image/png", vec![0u8, 1, 2]));
-        let mut call = adk_core::Part::function_call(FunctionCall::new("f", json!({"a": 1})).with_id("c1"));
+        let mut call =
+            adk_core::Part::function_call(FunctionCall::new("f", json!({"a": 1})).with_id("c1"));
         call.thought_signature = Some(Bytes::from_static(b"sig"));
         round_trip(call);
         round_trip(adk_core::Part::function_response(
@@ -265,7 +275,8 @@ mod tests {
     #[test]
     fn a_mislabelled_data_part_is_skipped() {
         let mut part = Part::data(Map::from_iter([("nonsense".to_owned(), json!(1))]));
-        part.metadata_mut().insert(TYPE_KEY.to_owned(), json!("function_call"));
+        part.metadata_mut()
+            .insert(TYPE_KEY.to_owned(), json!("function_call"));
         assert_eq!(a2a_part_to_adk(&part), None);
     }
 }

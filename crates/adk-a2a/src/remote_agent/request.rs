@@ -16,18 +16,21 @@ pub(super) fn message_for(ctx: &InvocationContext, agent: &str) -> Option<Messag
     if let Some(message) = answers_to_calls(events, agent) {
         return Some(message);
     }
-    let since = events
-        .iter()
-        .rposition(|event| event.author == agent && metadata(event, CONTEXT_ID_METADATA_KEY).is_some());
+    let since = events.iter().rposition(|event| {
+        event.author == agent && metadata(event, CONTEXT_ID_METADATA_KEY).is_some()
+    });
     let (context_id, task_id) = match since {
         Some(index) => {
             let last = &events[index];
             let paused = metadata(last, TASK_STATE_METADATA_KEY).is_some_and(|state| {
-                state == TaskState::InputRequired.as_str() || state == TaskState::AuthRequired.as_str()
+                state == TaskState::InputRequired.as_str()
+                    || state == TaskState::AuthRequired.as_str()
             });
             (
                 metadata(last, CONTEXT_ID_METADATA_KEY),
-                paused.then(|| metadata(last, TASK_ID_METADATA_KEY)).flatten(),
+                paused
+                    .then(|| metadata(last, TASK_ID_METADATA_KEY))
+                    .flatten(),
             )
         }
         None => (None, None),
@@ -141,7 +144,9 @@ fn parts_of(event: &Event, agent: &str, events: &[Event]) -> Vec<Part> {
     if described.is_empty() {
         return described;
     }
-    std::iter::once(Part::text("For context:")).chain(described).collect()
+    std::iter::once(Part::text("For context:"))
+        .chain(described)
+        .collect()
 }
 
 /// Whether `response` answers a call remote agent `agent` made.

@@ -1,7 +1,9 @@
 //! What comes back from a remote agent, as events of the local agent: progress as thoughts, the
 //! answer as content, a pause as long-running function calls, a failure as an error event.
 
-use adk_core::{Content, Event, FunctionCall, FunctionCallId, InvocationContext, Part as AdkPart, Role};
+use adk_core::{
+    Content, Event, FunctionCall, FunctionCallId, InvocationContext, Part as AdkPart, Role,
+};
 use serde_json::{Map, Value, json};
 
 use super::{CONTEXT_ID_METADATA_KEY, TASK_ID_METADATA_KEY, TASK_STATE_METADATA_KEY};
@@ -62,7 +64,12 @@ impl<'c> Converter<'c> {
                 )
             }
             StreamEvent::ArtifactUpdate(update) => {
-                let mut event = self.event(&update.task_id, &update.context_id, TaskState::Working, &update.artifact.parts)?;
+                let mut event = self.event(
+                    &update.task_id,
+                    &update.context_id,
+                    TaskState::Working,
+                    &update.artifact.parts,
+                )?;
                 if update.last_chunk == Some(false) {
                     event.response.partial = Some(true);
                 }
@@ -138,7 +145,13 @@ impl<'c> Converter<'c> {
     }
 
     /// An event of this agent holding `parts`, recording the task; `None` when no part converts.
-    fn event(&self, task_id: &str, context_id: &str, state: TaskState, parts: &[Part]) -> Option<Event> {
+    fn event(
+        &self,
+        task_id: &str,
+        context_id: &str,
+        state: TaskState,
+        parts: &[Part],
+    ) -> Option<Event> {
         let parts: Vec<AdkPart> = parts.iter().filter_map(a2a_part_to_adk).collect();
         if parts.is_empty() {
             return None;
@@ -156,7 +169,10 @@ impl<'c> Converter<'c> {
         if !context_id.is_empty() {
             metadata.insert(CONTEXT_ID_METADATA_KEY.to_owned(), Value::from(context_id));
         }
-        metadata.insert(TASK_STATE_METADATA_KEY.to_owned(), Value::from(state.as_str()));
+        metadata.insert(
+            TASK_STATE_METADATA_KEY.to_owned(),
+            Value::from(state.as_str()),
+        );
         let mut event = self.ctx.new_event();
         event.response.custom_metadata = Some(metadata);
         event
@@ -183,7 +199,9 @@ fn ask_in_words(event: &mut Event, state: TaskState, ctx: &InvocationContext) ->
     let question = question_at
         .and_then(|index| content.parts[index].as_text().map(str::to_owned))
         .unwrap_or_default();
-    let call = AdkPart::function_call(FunctionCall::new(name, json!({ key: question })).with_id(id.clone()));
+    let call = AdkPart::function_call(
+        FunctionCall::new(name, json!({ key: question })).with_id(id.clone()),
+    );
     match question_at {
         Some(index) => content.parts[index] = call,
         None => content.parts.push(call),

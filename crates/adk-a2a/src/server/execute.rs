@@ -48,7 +48,9 @@ pub(super) async fn start(
 ) -> Result<Started, JsonRpcError> {
     let mut message = params.message;
     if message.role != Role::User {
-        return Err(invalid_params("a message sent to an agent must have role \"user\""));
+        return Err(invalid_params(
+            "a message sent to an agent must have role \"user\"",
+        ));
     }
     let (task_id, context_id, continued) = task_of(inner, &message)?;
     message.task_id = Some(task_id.clone());
@@ -83,7 +85,8 @@ pub(super) async fn start(
         Some(mut task) => {
             task.status = TaskStatus::new(TaskState::Working);
             task.history.get_or_insert_with(Vec::new).push(message);
-            let update = TaskStatusUpdateEvent::new(&task_id, &context_id, task.status.clone(), false);
+            let update =
+                TaskStatusUpdateEvent::new(&task_id, &context_id, task.status.clone(), false);
             inner.tasks.start(task, handle.clone());
             StreamEvent::StatusUpdate(update)
         }
@@ -121,7 +124,10 @@ fn task_of(
         };
         return Ok((uuid::Uuid::new_v4().to_string(), context_id, None));
     };
-    let task = inner.tasks.get(task_id, None).ok_or_else(|| task_not_found(task_id))?;
+    let task = inner
+        .tasks
+        .get(task_id, None)
+        .ok_or_else(|| task_not_found(task_id))?;
     if let Some(context_id) = &message.context_id
         && context_id != &task.context_id
     {
@@ -159,7 +165,8 @@ fn check_context_id(context_id: &str) -> Result<String, JsonRpcError> {
 /// Creates the context's session when it does not exist yet.
 async fn ensure_session(inner: &Inner, key: &SessionKey) -> Result<(), JsonRpcError> {
     let sessions = inner.runner.session_service();
-    let internal = |error: adk_core::Error| JsonRpcError::new(error_codes::INTERNAL_ERROR, error.message());
+    let internal =
+        |error: adk_core::Error| JsonRpcError::new(error_codes::INTERNAL_ERROR, error.message());
     let existing = sessions
         .get_session(GetSessionRequest::new(key.clone()).recent(1))
         .await
@@ -197,7 +204,9 @@ impl Driver {
             false,
         );
         working.metadata = Some(self.session_metadata());
-        self.inner.tasks.set_status(&self.task_id, working.status.clone());
+        self.inner
+            .tasks
+            .set_status(&self.task_id, working.status.clone());
         self.send(StreamEvent::StatusUpdate(working)).await;
 
         let mut last_event: Option<Event> = None;
@@ -240,7 +249,11 @@ impl Driver {
         let mut signalled = TaskState::Working;
         let message = if let Some(code) = &event.response.error_code {
             signalled = TaskState::Failed;
-            let text = event.response.error_message.clone().unwrap_or_else(|| code.clone());
+            let text = event
+                .response
+                .error_message
+                .clone()
+                .unwrap_or_else(|| code.clone());
             Some(agent_message(&text))
         } else {
             event_to_message(event)
@@ -264,7 +277,9 @@ impl Driver {
             false,
         );
         update.metadata = Some(self.event_metadata(event));
-        self.inner.tasks.set_status(&self.task_id, update.status.clone());
+        self.inner
+            .tasks
+            .set_status(&self.task_id, update.status.clone());
         self.send(StreamEvent::StatusUpdate(update)).await;
     }
 
@@ -279,7 +294,10 @@ impl Driver {
         let mut status_message = self.last_message.take();
         if state == TaskState::Working {
             state = TaskState::Completed;
-            if let Some(message) = status_message.take().filter(|message| !message.parts.is_empty()) {
+            if let Some(message) = status_message
+                .take()
+                .filter(|message| !message.parts.is_empty())
+            {
                 let artifact = Artifact::new(message.parts);
                 let mut update =
                     TaskArtifactUpdateEvent::new(&self.task_id, &self.context_id, artifact.clone());
@@ -290,10 +308,13 @@ impl Driver {
         }
         let mut status = TaskStatus::new(state);
         status.message = status_message;
-        let mut update = TaskStatusUpdateEvent::new(&self.task_id, &self.context_id, status.clone(), true);
+        let mut update =
+            TaskStatusUpdateEvent::new(&self.task_id, &self.context_id, status.clone(), true);
         update.metadata = Some(metadata);
         // The status message is already in the history, from the update that carried it.
-        self.inner.tasks.update(&self.task_id, |task| task.status = status);
+        self.inner
+            .tasks
+            .update(&self.task_id, |task| task.status = status);
         self.send(StreamEvent::StatusUpdate(update)).await;
     }
 
@@ -305,8 +326,14 @@ impl Driver {
 
     fn session_metadata(&self) -> Metadata {
         Metadata::from_iter([
-            ("adk_app_name".to_owned(), Value::from(self.key.app_name.clone())),
-            ("adk_user_id".to_owned(), Value::from(self.key.user_id.clone())),
+            (
+                "adk_app_name".to_owned(),
+                Value::from(self.key.app_name.clone()),
+            ),
+            (
+                "adk_user_id".to_owned(),
+                Value::from(self.key.user_id.clone()),
+            ),
             (
                 "adk_session_id".to_owned(),
                 Value::from(self.key.session_id.as_str()),
@@ -316,7 +343,10 @@ impl Driver {
 
     fn event_metadata(&self, event: &Event) -> Metadata {
         let mut metadata = self.session_metadata();
-        metadata.insert("adk_invocation_id".to_owned(), Value::from(event.invocation_id.as_str()));
+        metadata.insert(
+            "adk_invocation_id".to_owned(),
+            Value::from(event.invocation_id.as_str()),
+        );
         metadata.insert("adk_author".to_owned(), Value::from(event.author.clone()));
         metadata.insert("adk_event_id".to_owned(), Value::from(event.id.as_str()));
         if let Some(branch) = &event.branch {
@@ -338,7 +368,9 @@ fn state_of(message: &Message) -> TaskState {
         return TaskState::Working;
     }
     let asks_credentials = long_running.iter().any(|part| match part {
-        Part::Data(data) => data.data.get("name").and_then(Value::as_str) == Some("adk_request_credential"),
+        Part::Data(data) => {
+            data.data.get("name").and_then(Value::as_str) == Some("adk_request_credential")
+        }
         _ => false,
     });
     if asks_credentials {

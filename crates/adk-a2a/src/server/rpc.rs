@@ -53,7 +53,10 @@ fn read_call(body: &[u8]) -> Result<Call, (RequestId, JsonRpcError)> {
     let value: Value = serde_json::from_slice(body).map_err(|error| {
         (
             Value::Null,
-            JsonRpcError::new(error_codes::PARSE_ERROR, format!("the body is not JSON: {error}")),
+            JsonRpcError::new(
+                error_codes::PARSE_ERROR,
+                format!("the body is not JSON: {error}"),
+            ),
         )
     })?;
     let Value::Object(mut object) = value else {
@@ -64,7 +67,10 @@ fn read_call(body: &[u8]) -> Result<Call, (RequestId, JsonRpcError)> {
     };
     let id = object.remove("id").unwrap_or(Value::Null);
     if !matches!(id, Value::Null | Value::String(_) | Value::Number(_)) {
-        return Err((Value::Null, invalid_request("`id` must be a string, a number or null")));
+        return Err((
+            Value::Null,
+            invalid_request("`id` must be a string, a number or null"),
+        ));
     }
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err((id, invalid_request("`jsonrpc` must be \"2.0\"")));
@@ -141,21 +147,30 @@ async fn dispatch(inner: &Arc<Inner>, call: Call) -> Result<Answer, JsonRpcError
 /// Cancels task `id`: a running task's run is stopped (and awaited), a task waiting for input is
 /// marked cancelled; a finished task cannot be cancelled (-32002).
 async fn cancel(inner: &Inner, id: &str) -> Result<Value, JsonRpcError> {
-    let task = inner.tasks.get(id, None).ok_or_else(|| task_not_found(id))?;
+    let task = inner
+        .tasks
+        .get(id, None)
+        .ok_or_else(|| task_not_found(id))?;
     if let Some(run) = inner.tasks.running(id) {
         run.cancel.cancel();
         run.done.cancelled().await;
     } else if task.status.state.is_terminal() {
         return Err(JsonRpcError::new(
             error_codes::TASK_NOT_CANCELABLE,
-            format!("task '{id}' is {} and cannot be cancelled", task.status.state.as_str()),
+            format!(
+                "task '{id}' is {} and cannot be cancelled",
+                task.status.state.as_str()
+            ),
         ));
     } else {
-        inner
-            .tasks
-            .update(id, |task| task.status = TaskStatus::new(TaskState::Canceled));
+        inner.tasks.update(id, |task| {
+            task.status = TaskStatus::new(TaskState::Canceled)
+        });
     }
-    let task = inner.tasks.get(id, None).ok_or_else(|| task_not_found(id))?;
+    let task = inner
+        .tasks
+        .get(id, None)
+        .ok_or_else(|| task_not_found(id))?;
     to_value(&task)
 }
 

@@ -65,7 +65,13 @@ impl TaskStore {
         let id = task.id.clone();
         let known = store
             .records
-            .insert(id.clone(), Record { task, run: Some(run) })
+            .insert(
+                id.clone(),
+                Record {
+                    task,
+                    run: Some(run),
+                },
+            )
             .is_some();
         if !known {
             store.order.push_back(id);
@@ -77,7 +83,9 @@ impl TaskStore {
     pub(crate) fn set_status(&self, id: &str, status: TaskStatus) {
         self.update(id, |task| {
             if let Some(message) = &status.message {
-                task.history.get_or_insert_with(Vec::new).push(message.clone());
+                task.history
+                    .get_or_insert_with(Vec::new)
+                    .push(message.clone());
             }
             task.status = status;
         });
@@ -85,7 +93,9 @@ impl TaskStore {
 
     /// Adds `artifact` to task `id`.
     pub(crate) fn add_artifact(&self, id: &str, artifact: Artifact) {
-        self.update(id, |task| task.artifacts.get_or_insert_with(Vec::new).push(artifact));
+        self.update(id, |task| {
+            task.artifacts.get_or_insert_with(Vec::new).push(artifact)
+        });
     }
 
     /// Marks task `id` as no longer running.
@@ -108,7 +118,11 @@ impl TaskStore {
             let Some(oldest) = store.order.pop_front() else {
                 break;
             };
-            if store.records.get(&oldest).is_some_and(|record| record.run.is_some()) {
+            if store
+                .records
+                .get(&oldest)
+                .is_some_and(|record| record.run.is_some())
+            {
                 kept.push_back(oldest);
             } else {
                 store.records.remove(&oldest);
@@ -153,8 +167,13 @@ mod tests {
         let store = TaskStore::new(10);
         store.start(task("t"), handle());
         for text in ["one", "two", "three"] {
-            let message = Message::new(crate::types::Role::User, vec![crate::types::Part::text(text)]);
-            store.update("t", |task| task.history.get_or_insert_with(Vec::new).push(message));
+            let message = Message::new(
+                crate::types::Role::User,
+                vec![crate::types::Part::text(text)],
+            );
+            store.update("t", |task| {
+                task.history.get_or_insert_with(Vec::new).push(message)
+            });
         }
         let history = store.get("t", Some(1)).unwrap().history.unwrap();
         assert_eq!(history.len(), 1);

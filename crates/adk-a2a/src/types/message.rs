@@ -339,6 +339,9 @@ mod tests {
             "kind": "task", "role": "user", "parts": [], "messageId": "m"
         }))
         .unwrap_err();
-        assert!(error.to_string().contains("expected kind \"message\""), "{error}");
+        assert!(
+            error.to_string().contains("expected kind \"message\""),
+            "{error}"
+        );
     }
 }

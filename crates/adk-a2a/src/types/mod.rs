@@ -10,8 +10,8 @@
 //! wrong type or a missing required key is an error that names it.
 
 pub mod card;
-mod kind;
 pub mod jsonrpc;
+mod kind;
 pub mod message;
 pub mod task;
 
@@ -25,8 +25,8 @@ pub use jsonrpc::{
 };
 pub use message::{DataPart, FileContent, FilePart, FileSource, Message, Part, Role, TextPart};
 pub use task::{
-    Artifact, SendMessageResult, StreamEvent, Task, TaskArtifactUpdateEvent, TaskState,
-    TaskStatus, TaskStatusUpdateEvent,
+    Artifact, SendMessageResult, StreamEvent, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
 };
 
 /// The A2A protocol version these types implement, as an agent card states it.

@@ -306,7 +306,9 @@ impl StreamEvent {
         match self {
             Self::Message(_) => true,
             Self::StatusUpdate(update) => update.is_final,
-            Self::Task(task) => task.status.state.is_terminal() || task.status.state.is_interrupted(),
+            Self::Task(task) => {
+                task.status.state.is_terminal() || task.status.state.is_interrupted()
+            }
             Self::ArtifactUpdate(_) => false,
         }
     }

@@ -32,7 +32,11 @@ pub async fn serve(runner: Runner) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base_url = format!("http://{}", listener.local_addr().unwrap());
     let server = A2aServer::builder(runner).build().unwrap();
-    tokio::spawn(adk_a2a::serve_listener(server, listener, std::future::pending()));
+    tokio::spawn(adk_a2a::serve_listener(
+        server,
+        listener,
+        std::future::pending(),
+    ));
     base_url
 }
 
@@ -64,7 +68,9 @@ pub async fn run_until_error(
 
 /// A file of `tests/peers`.
 pub fn peer_script(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers")
+        .join(name)
 }
 
 /// A free loopback port.
@@ -97,7 +103,10 @@ impl PythonServer {
             .spawn()
             .expect("the peers' Python starts");
         loop {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
                 break;
             }
             if let Some(status) = child.try_wait().unwrap() {
