@@ -9,6 +9,7 @@
 
 mod agent_run;
 pub mod browser;
+mod cache;
 mod closure_tool;
 pub mod python_peers;
 pub mod recording;
@@ -18,6 +19,7 @@ mod seams;
 mod shared;
 
 pub use agent_run::{AgentRun, render_events};
+pub use cache::{cache_dir, install_once};
 pub use closure_tool::ClosureTool;
 pub use recording::{Exchange, RecordingError, load_recording};
 pub use replay::{MockResponse, MockServer, ReceivedRequest};

@@ -5,8 +5,6 @@
 //! exclusive file lock keeps parallel test binaries from installing at the same time; a marker
 //! file naming the pinned requirements makes later runs skip the install.
 
-use std::fs::{self, File};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -61,40 +59,17 @@ impl PythonPeers {
 pub fn a2a_peers() -> &'static PythonPeers {
     static PEERS: OnceLock<PythonPeers> = OnceLock::new();
     PEERS.get_or_init(|| {
-        let dir = peers_dir();
+        let dir = crate::cache::cache_dir(PEERS_DIR_ENV, "a2a-peers");
         install(&dir);
         PythonPeers { dir }
     })
 }
 
-fn peers_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os(PEERS_DIR_ENV) {
-        return PathBuf::from(dir);
-    }
-    let home = std::env::var_os("HOME").unwrap_or_else(|| {
-        panic!("HOME is not set; set {PEERS_DIR_ENV} to where the A2A test peers may be installed")
-    });
-    Path::new(&home).join(".cache/adk-rs/a2a-peers")
+fn install(dir: &Path) {
+    crate::cache::install_once(dir, &REQUIREMENTS.join("\n"), make_venv);
 }
 
-fn install(dir: &Path) {
-    fs::create_dir_all(dir)
-        .unwrap_or_else(|error| panic!("cannot create {}: {error}", dir.display()));
-    let lock = File::create(dir.join(".install.lock")).unwrap_or_else(|error| {
-        panic!(
-            "cannot create the install lock in {}: {error}",
-            dir.display()
-        )
-    });
-    lock.lock()
-        .unwrap_or_else(|error| panic!("cannot lock {}: {error}", dir.display()));
-    let marker = dir.join(".installed");
-    let wanted = REQUIREMENTS.join("\n");
-    if fs::read_to_string(&marker).is_ok_and(|found| found == wanted)
-        && dir.join("venv/bin/python").exists()
-    {
-        return;
-    }
+fn make_venv(dir: &Path) {
     let venv = dir.join("venv");
     if !venv.join("bin/python").exists() {
         let output = Command::new("python3")
@@ -127,7 +102,4 @@ fn install(dir: &Path) {
         venv.display(),
         String::from_utf8_lossy(&output.stderr)
     );
-    let mut file = File::create(&marker).expect("the marker file can be written");
-    file.write_all(wanted.as_bytes())
-        .expect("the marker file can be written");
 }
