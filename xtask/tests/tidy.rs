@@ -128,11 +128,16 @@ fn unlisted_crates_under_crates_are_l4() {
     let workspace = FakeWorkspace::new();
     workspace.add_crate("crates/adk-a2a", "adk-a2a", "adk-runner.workspace = true\n");
     workspace.add_crate(
+        "crates/adk-widgets",
+        "adk-widgets",
+        "adk-a2a = { path = \"../adk-a2a\" }\n",
+    );
+    // The server (L5) may mount an L4 crate, and the facade (L7) re-export both.
+    workspace.add_crate(
         "crates/adk-server",
         "adk-server",
         "adk-a2a = { path = \"../adk-a2a\" }\n",
     );
-    // The facade (L5) may re-export both.
     workspace.add_dependency(
         "adk",
         "[dependencies]",
@@ -141,7 +146,7 @@ fn unlisted_crates_under_crates_are_l4() {
     assert_eq!(
         report(&workspace),
         [format!(
-            "crates/adk-server/Cargo.toml:6: adk-server (L4) depends on adk-a2a (L4): {POINT_DOWN} \
+            "crates/adk-widgets/Cargo.toml:6: adk-widgets (L4) depends on adk-a2a (L4): {POINT_DOWN} \
              (no sideways dependencies within a layer)"
         )]
     );

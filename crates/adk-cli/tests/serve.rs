@@ -142,3 +142,56 @@ async fn an_unknown_service_uri_is_a_one_line_error() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn a2a_serves_one_agent_with_its_card_and_json_rpc() {
+    let model = MockServer::start([completion(
+        json!({"role": "assistant", "content": "Hello from the quickstart."}),
+        "stop",
+    )])
+    .await;
+    let served = serve(
+        adk_on(&model, &["a2a", "quickstart"]),
+        Duration::from_secs(120),
+    )
+    .await;
+    assert!(
+        served.banner.contains("serving quickstart over A2A"),
+        "{}",
+        served.banner
+    );
+    let client = reqwest::Client::new();
+    let card: Value = client
+        .get(format!("{}/.well-known/agent-card.json", served.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(card["name"], "weather_agent");
+    assert_eq!(card["url"], format!("{}/", served.base));
+    let answer: Value = client
+        .post(format!("{}/", served.base))
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "message/send",
+            "params": {"message": {
+                "kind": "message", "messageId": "m1", "role": "user",
+                "parts": [{"kind": "text", "text": "Hello"}],
+            }},
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["result"]["status"]["state"], "completed", "{answer}");
+    assert!(
+        answer.to_string().contains("Hello from the quickstart."),
+        "{answer}"
+    );
+
+    let (success, rest) = served.terminate().await;
+    assert!(success, "{rest}");
+}

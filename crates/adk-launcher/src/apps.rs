@@ -94,3 +94,18 @@ pub(crate) fn find<'a>(apps: &'a [App], name: &str) -> Result<&'a App, LaunchErr
         )
     })
 }
+
+/// The app a command that runs one app talks to: the one named, or the only one.
+pub(crate) fn choose<'a>(apps: &'a [App], name: Option<&str>) -> Result<&'a App, LaunchError> {
+    match (name, apps) {
+        (Some(name), _) => find(apps, name),
+        (None, [only]) => Ok(only),
+        (None, _) => {
+            let names: Vec<&str> = apps.iter().map(|app| app.name.as_str()).collect();
+            Err(LaunchError::new(
+                LaunchErrorKind::Usage,
+                format!("name the agent to run: one of {}", names.join(", ")),
+            ))
+        }
+    }
+}

@@ -27,6 +27,9 @@ pub(crate) enum Command {
     /// Serve the agents over ADK's REST + SSE API, without the dev UI.
     #[command(name = "api_server", alias = "api-server")]
     ApiServer(ServeArgs),
+    /// Serve one agent over the Agent2Agent (A2A) protocol: its card at
+    /// /.well-known/agent-card.json, JSON-RPC at /.
+    A2a(A2aArgs),
     /// Create a new agent project: a Cargo binary on the launcher, or a YAML agent folder.
     Create(CreateArgs),
 }
@@ -84,6 +87,36 @@ pub(crate) struct ServeArgs {
     /// Serve the API only, without the dev UI.
     #[arg(long)]
     pub(crate) no_ui: bool,
+
+    /// Also serve each app over A2A at /a2a/{app}.
+    #[arg(long)]
+    pub(crate) a2a: bool,
+
+    #[command(flatten)]
+    pub(crate) services: ServiceArgs,
+
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
+}
+
+/// The options of `a2a`.
+#[derive(Debug, Args)]
+pub(crate) struct A2aArgs {
+    /// The agent to serve: one of this program's apps. May be left out when the program has one.
+    pub(crate) agent: Option<String>,
+
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub(crate) host: String,
+
+    /// The port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 8001)]
+    pub(crate) port: u16,
+
+    /// The URL other agents reach this one at, as its card says; by default the address it
+    /// listens on.
+    #[arg(long)]
+    pub(crate) url: Option<String>,
 
     #[command(flatten)]
     pub(crate) services: ServiceArgs,

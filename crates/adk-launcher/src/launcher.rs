@@ -10,11 +10,12 @@ use clap::{CommandFactory as _, FromArgMatches as _};
 use crate::apps::{App, AppSource};
 use crate::args::{Cli, Command};
 use crate::error::{LaunchError, LaunchErrorKind};
-use crate::{create, serve, terminal};
+use crate::{a2a, create, serve, terminal};
 
 /// The command line of a program that runs agents: `run` (an interactive terminal session),
-/// `web` (ADK's REST + SSE API with the adk-web dev UI), `api_server` (the API alone) and
-/// `create` (a new agent project), with the same flags as the `adk` binary, which is built on it.
+/// `web` (ADK's REST + SSE API with the adk-web dev UI), `api_server` (the API alone), `a2a` (one
+/// agent over the A2A protocol) and `create` (a new agent project), with the same flags as the
+/// `adk` binary, which is built on it.
 ///
 /// An app is a name (sessions are stored under it) and an agent tree: one the program built with
 /// its own models ([`app`](Self::app)), or one built on the model the command line chooses
@@ -134,6 +135,7 @@ impl Launcher {
                 serve::serve(&self.apps, args, ui).await
             }
             Command::ApiServer(args) => serve::serve(&self.apps, args, false).await,
+            Command::A2a(args) => a2a::serve(&self.apps, args).await,
             Command::Create(args) => create::create(&args),
         }
     }

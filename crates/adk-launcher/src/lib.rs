@@ -1,4 +1,4 @@
-//! The command line of a program that runs agents: `run`, `web`, `api_server` and `create`, for
+//! The command line of a program that runs agents: `run`, `web`, `api_server`, `a2a` and `create`, for
 //! a user's own binary in a few lines, exactly as the `adk` binary offers them (it is built on
 //! this crate).
 //!
@@ -6,7 +6,8 @@
 //! |---|---|
 //! | `run [AGENT]` | an interactive terminal session: streamed answers, visible tool calls, tool confirmations |
 //! | `web [DIR]` | ADK's REST + SSE API with the adk-web dev UI at `/dev-ui/` |
-//! | `api_server [DIR]` | the same API without the UI |
+//! | `api_server [DIR]` | the same API without the UI (`--a2a` adds A2A at `/a2a/{app}` to both) |
+//! | `a2a [AGENT]` | one agent over the Agent2Agent protocol: its card and JSON-RPC |
 //! | `create NAME` | a new project: a Cargo binary on the launcher, or a YAML agent (`--yaml`) |
 //!
 //! Services are chosen by URL, as ADK Python's `--session_service_uri` does:
@@ -38,6 +39,7 @@
 // A command line reports to the terminal.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod a2a;
 mod apps;
 mod args;
 mod create;

@@ -1,7 +1,6 @@
 //! `web` and `api_server`: the apps served over ADK's REST + SSE API, with the adk-web dev UI for
 //! `web`, until Ctrl-C or SIGTERM.
 
-use adk_runner::Runner;
 use adk_server::{Server, ServerConfig, dev_ui, shutdown_signal};
 use adk_telemetry::span_store::SpanStore;
 use tracing_subscriber::layer::SubscriberExt as _;
@@ -47,19 +46,11 @@ pub(crate) async fn serve(apps: &[App], args: ServeArgs, ui: bool) -> Result<(),
 
     let built = apps::build(apps, &args.model).await?;
     let services = store::open(&args.services).await?;
-    let mut runners = Vec::with_capacity(built.apps.len());
-    for (name, agent) in &built.apps {
-        runners.push(
-            Runner::builder(name.clone(), agent.clone())
-                .session_service(services.sessions.clone())
-                .artifact_service(services.artifacts.clone())
-                .memory_service(services.memory.clone())
-                .build()
-                .context(LaunchErrorKind::Agent, || {
-                    format!("cannot set up a runner for {name}")
-                })?,
-        );
-    }
+    let runners = built
+        .apps
+        .iter()
+        .map(|(name, agent)| services.runner(name, agent.clone(), false))
+        .collect::<Result<Vec<_>, _>>()?;
     let app_names: Vec<&str> = built.apps.iter().map(|(name, _)| name.as_str()).collect();
 
     let mut config = ServerConfig::default()
@@ -72,6 +63,7 @@ pub(crate) async fn serve(apps: &[App], args: ServeArgs, ui: bool) -> Result<(),
         .apps(runners)
         .span_store(spans)
         .config(config)
+        .a2a(args.a2a)
         .build()
         .context(LaunchErrorKind::Server, || {
             "cannot set up the server".to_owned()
@@ -90,8 +82,9 @@ pub(crate) async fn serve(apps: &[App], args: ServeArgs, ui: bool) -> Result<(),
     } else {
         format!("http://{local}")
     };
+    let a2a = if args.a2a { ", A2A at /a2a/{app}" } else { "" };
     eprintln!(
-        "adk: serving {} on {}, {}, at {shown} (Ctrl-C stops)",
+        "adk: serving {} on {}, {}, at {shown}{a2a} (Ctrl-C stops)",
         app_names.join(", "),
         built.model_name(),
         services.description

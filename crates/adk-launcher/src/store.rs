@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use adk_core::{ArtifactService, MemoryService, SessionService};
+use adk_core::{Agent, ArtifactService, MemoryService, SessionService};
+use adk_runner::Runner;
 use adk_session::{
     FileArtifactService, InMemoryArtifactService, InMemoryMemoryService, InMemorySessionService,
     PostgresSessionService, SqliteMemoryService, SqliteSessionService,
@@ -20,6 +21,27 @@ pub(crate) struct Services {
     pub(crate) artifacts: Arc<dyn ArtifactService>,
     pub(crate) memory: Arc<dyn MemoryService>,
     pub(crate) description: String,
+}
+
+impl Services {
+    /// A runner for `agent` as the app `app_name` on these services; `auto_create` creates
+    /// sessions on first use (the terminal does; the API server, like ADK's, does not).
+    pub(crate) fn runner(
+        &self,
+        app_name: &str,
+        agent: Arc<dyn Agent>,
+        auto_create: bool,
+    ) -> Result<Runner, LaunchError> {
+        Runner::builder(app_name, agent)
+            .session_service(self.sessions.clone())
+            .artifact_service(self.artifacts.clone())
+            .memory_service(self.memory.clone())
+            .auto_create_session(auto_create)
+            .build()
+            .context(LaunchErrorKind::Agent, || {
+                format!("cannot set up a runner for {app_name}")
+            })
+    }
 }
 
 /// Opens the services the flags ask for.

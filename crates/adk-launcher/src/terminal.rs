@@ -27,19 +27,11 @@ const SHOWN_RESULT_CHARS: usize = 300;
 
 /// Runs `run`: an interactive session with one of `apps`.
 pub(crate) async fn run(apps: &[App], args: RunArgs) -> Result<(), LaunchError> {
-    let app = choose_app(apps, args.agent.as_deref())?;
+    let app = apps::choose(apps, args.agent.as_deref())?;
     let built = apps::build(std::slice::from_ref(app), &args.model).await?;
     let services = store::open(&args.services).await?;
     let (app_name, agent) = built.apps[0].clone();
-    let runner = Runner::builder(app_name.clone(), agent)
-        .session_service(services.sessions.clone())
-        .artifact_service(services.artifacts.clone())
-        .memory_service(services.memory.clone())
-        .auto_create_session(true)
-        .build()
-        .context(LaunchErrorKind::Agent, || {
-            format!("cannot set up a runner for {app_name}")
-        })?;
+    let runner = services.runner(&app_name, agent, true)?;
     let session_id = choose_session(&args, services.sessions.as_ref(), &app_name).await?;
     println!(
         "adk: {app_name} on {}, {}, session {session_id}",
@@ -70,21 +62,6 @@ pub(crate) async fn run(apps: &[App], args: RunArgs) -> Result<(), LaunchError> 
             "cannot close the runner".to_owned()
         })?;
     outcome
-}
-
-/// The app `run` talks to: the one named, or the only one.
-fn choose_app<'a>(apps: &'a [App], name: Option<&str>) -> Result<&'a App, LaunchError> {
-    match (name, apps) {
-        (Some(name), _) => apps::find(apps, name),
-        (None, [only]) => Ok(only),
-        (None, _) => {
-            let names: Vec<&str> = apps.iter().map(|app| app.name.as_str()).collect();
-            Err(LaunchError::new(
-                LaunchErrorKind::Usage,
-                format!("name the agent to run: one of {}", names.join(", ")),
-            ))
-        }
-    }
 }
 
 /// The session to continue, or a new id.

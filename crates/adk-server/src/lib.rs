@@ -17,6 +17,7 @@
 //! | `GET /dev/apps/{app}/debug/trace/...` | spans of a session, attributes of an event's step |
 //! | `GET /dev/apps/{app}/graph`, `.../events/{event}/graph` | the agent graph in DOT |
 //! | `GET /dev-ui/` | the dev UI (with [`ServerConfig::dev_ui_dir`]; see [`dev_ui::fetch`]) |
+//! | `/a2a/{app}`, `GET /a2a/{app}/.well-known/agent-card.json` | A2A JSON-RPC and the agent card (feature `a2a`, `ServerBuilder::a2a`) |
 //!
 //! Anything else answers 404 with `{"error", "detail"}`.
 //!

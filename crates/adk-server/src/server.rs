@@ -40,6 +40,8 @@ use crate::security::{Guard, guard};
 pub struct Server {
     state: Arc<ServerState>,
     config: ServerConfig,
+    #[cfg(feature = "a2a")]
+    a2a: bool,
 }
 
 /// What every handler sees.
@@ -93,6 +95,8 @@ impl Server {
             apps: Vec::new(),
             config: ServerConfig::default(),
             spans: None,
+            #[cfg(feature = "a2a")]
+            a2a: false,
         }
     }
 
@@ -109,10 +113,29 @@ impl Server {
             origins: origins.clone(),
             authorizer: self.config.authorizer.clone(),
         });
-        Ok(routes::router(self.state.clone())
+        let router = routes::router(self.state.clone());
+        #[cfg(feature = "a2a")]
+        let router = self.with_a2a(router)?;
+        Ok(router
             .layer(DefaultBodyLimit::max(self.config.body_limit))
             .layer(axum::middleware::from_fn_with_state(guard_state, guard))
             .layer(origins.cors()))
+    }
+
+    /// Mounts each app's A2A server at `/a2a/{app}` (its card at
+    /// `/a2a/{app}/.well-known/agent-card.json`), when A2A is on.
+    #[cfg(feature = "a2a")]
+    fn with_a2a(&self, mut router: Router) -> Result<Router, ServerError> {
+        if !self.a2a {
+            return Ok(router);
+        }
+        for runner in self.state.apps() {
+            let a2a = adk_a2a::A2aServer::builder(runner.clone())
+                .build()
+                .map_err(|error| ServerError::Config(error.to_string()))?;
+            router = router.nest(&format!("/a2a/{}", runner.app_name()), a2a.router());
+        }
+        Ok(router)
     }
 
     /// Serves on `listener` until `shutdown` completes, then shuts down gracefully: no new
@@ -177,6 +200,8 @@ pub struct ServerBuilder {
     apps: Vec<Runner>,
     config: ServerConfig,
     spans: Option<SpanStore>,
+    #[cfg(feature = "a2a")]
+    a2a: bool,
 }
 
 impl ServerBuilder {
@@ -202,6 +227,15 @@ impl ServerBuilder {
     /// subscriber set up before the server).
     pub fn span_store(mut self, store: SpanStore) -> Self {
         self.spans = Some(store);
+        self
+    }
+
+    /// Also serves each app over A2A at `/a2a/{app}`, with its agent card at
+    /// `/a2a/{app}/.well-known/agent-card.json` (see `adk_a2a::A2aServer`). The server's origin
+    /// checks and authorizer guard these routes too.
+    #[cfg(feature = "a2a")]
+    pub fn a2a(mut self, enabled: bool) -> Self {
+        self.a2a = enabled;
         self
     }
 
@@ -238,6 +272,8 @@ impl ServerBuilder {
                 draining: AtomicBool::new(false),
             }),
             config: self.config,
+            #[cfg(feature = "a2a")]
+            a2a: self.a2a,
         })
     }
 }

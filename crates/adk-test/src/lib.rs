@@ -3,14 +3,16 @@
 //! It holds what more than one crate's tests need, so that no helper is written twice: locating the
 //! shared fixtures (the recorded model traffic and the wire-format captures), reading recorded HTTP
 //! traffic in the formats found there ([`recording`]), and a loopback HTTP server that serves
-//! recorded or scripted responses ([`MockServer`]), and a headless browser driven over WebDriver
-//! ([`browser::Browser`]). It depends only on the lowest layers and is
-//! never a normal dependency of a library crate.
+//! recorded or scripted responses ([`MockServer`]), a headless browser driven over WebDriver
+//! ([`browser::Browser`]), and the Python A2A peers installed from PyPI ([`python_peers`]). It
+//! depends only on the lowest layers and is never a normal dependency of a library crate.
 
 mod agent_run;
 pub mod browser;
+mod cache;
 mod closure_tool;
 mod harness;
+pub mod python_peers;
 pub mod recording;
 mod replay;
 mod scripted_model;
@@ -20,6 +22,7 @@ mod skip;
 mod strategies;
 
 pub use agent_run::{AgentRun, render_events};
+pub use cache::{cache_dir, install_once};
 pub use closure_tool::ClosureTool;
 pub use harness::{TestArgs, run_single_test};
 pub use recording::{Exchange, RecordingError, load_recording};

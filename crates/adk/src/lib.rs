@@ -16,6 +16,7 @@
 //! | `server` | `adk-server` | the REST + SSE server and the dev UI (feature `server`) |
 //! | `launcher`, [`Launcher`] | `adk-launcher` | `run`, `web`, `api_server`, `create` for your binary (feature `launcher`) |
 //! | `orchestrator` | `adk-orchestrator` | the planning orchestrator and the run loop (feature `orchestrator`) |
+//! | `a2a` | `adk-a2a` | the A2A protocol: serve agents, call remote agents (feature `a2a`) |
 //!
 //! ## Features
 //!
@@ -31,6 +32,7 @@
 //! | `server` | the HTTP server: ADK's REST + SSE API and the adk-web dev UI | no |
 //! | `launcher` | the command line for your own binary, [`Launcher`] (turns on `server`) | no |
 //! | `orchestrator` | the planning orchestrator and the configurable run loop | no |
+//! | `a2a` | A2A: `A2aServer`, `RemoteA2aAgent`; with `server`, apps at `/a2a/{app}` | no |
 //! | `full` | all of the above | no |
 //!
 //! Features are additive; each builds on its own.
@@ -105,10 +107,19 @@ pub mod launcher {
 #[cfg(feature = "launcher")]
 #[doc(inline)]
 pub use adk_launcher::Launcher;
+
 /// The planning orchestrator and the configurable agent run loop (`adk-orchestrator`, feature
 /// `orchestrator`).
 #[cfg(feature = "orchestrator")]
 pub mod orchestrator {
     #[doc(inline)]
     pub use adk_orchestrator::*;
+}
+
+/// The Agent2Agent protocol: expose an app over A2A, call remote agents (`adk-a2a`, feature
+/// `a2a`).
+#[cfg(feature = "a2a")]
+pub mod a2a {
+    #[doc(inline)]
+    pub use adk_a2a::*;
 }

@@ -5,9 +5,10 @@
 //! L1   adk-telemetry, adk-model, adk-tool, adk-session, adk-local-model
 //! L2   adk-flow
 //! L3   adk-runner, adk-orchestrator
-//! L4   adk-server, and any other crate under crates/
-//! L5   adk-launcher
-//! L6   adk, the facade
+//! L4   adk-a2a, and any other crate under crates/
+//! L5   adk-server
+//! L6   adk-launcher
+//! L7   adk, the facade
 //! dev  adk-test: depends only on L0 and L1, and appears elsewhere only under [dev-dependencies]
 //! app  examples/*, xtask and adk-cli (the `adk` binary): may depend on anything, except adk-test
 //!      as a normal dependency
@@ -28,7 +29,7 @@ use super::{Violation, line_of_offset, relative_to};
 /// Where a crate sits in the layer table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tier {
-    /// A library layer, L0 (bottom) to L6 (the facade, top).
+    /// A library layer, L0 (bottom) to L7 (the facade, top).
     Layer(u8),
     /// adk-test: dev-only helpers that sit on L0 and L1.
     DevOnly,
@@ -47,7 +48,7 @@ impl fmt::Display for Tier {
 }
 
 /// The crates the layer table names; other crates under `crates/` are L4 (above the runner, below
-/// the facade), anything else is an app.
+/// the server and the facade), anything else is an app.
 pub const LAYER_TABLE: &[(&str, Tier)] = &[
     ("adk-core", Tier::Layer(0)),
     ("adk-telemetry", Tier::Layer(1)),
@@ -60,17 +61,20 @@ pub const LAYER_TABLE: &[(&str, Tier)] = &[
     // The orchestrator and the run loop are agents above the flow: they see the flow's agents
     // only as `dyn Agent`, and run under the runner like every agent.
     ("adk-orchestrator", Tier::Layer(3)),
-    ("adk-server", Tier::Layer(4)),
+    ("adk-a2a", Tier::Layer(4)),
+    // The server mounts the crates of L4 (A2A) behind its features.
+    ("adk-server", Tier::Layer(5)),
     // The launcher offers the server, and everything else, on the command line.
-    ("adk-launcher", Tier::Layer(5)),
+    ("adk-launcher", Tier::Layer(6)),
     // The facade sits on top of everything it re-exports.
-    ("adk", Tier::Layer(6)),
+    ("adk", Tier::Layer(7)),
     ("adk-test", Tier::DevOnly),
     // The `adk` binary is an application: it bundles the example agents.
     ("adk-cli", Tier::App),
 ];
 
-/// The layer unlisted crates under `crates/` go to: above the runner, below the facade.
+/// The layer unlisted crates under `crates/` go to: above the runner, below the server and the
+/// facade.
 const TOP_LAYER: u8 = 4;
 
 /// The tier of the crate `name` whose directory is `dir` (relative to the workspace root).
@@ -415,6 +419,7 @@ mod tests {
         assert_eq!(edge("adk-flow", "adk-tool", DepKind::Normal), None);
         assert_eq!(edge("adk", "adk-runner", DepKind::Build), None);
         assert_eq!(edge("adk-server", "adk-runner", DepKind::Normal), None);
+        assert_eq!(edge("adk-server", "adk-a2a", DepKind::Normal), None);
     }
 
     #[test]
@@ -423,10 +428,12 @@ mod tests {
         assert_eq!(up, format!("adk-core (L0) depends on adk-flow (L2): {UP}"));
         let sideways = edge("adk-model", "adk-tool", DepKind::Build).unwrap();
         assert!(sideways.starts_with(&format!("adk-model (L1) depends on adk-tool (L1): {UP}")));
-        let unknown_peer = edge("adk-server", "adk-a2a", DepKind::Normal).unwrap();
-        assert!(unknown_peer.starts_with("adk-server (L4) depends on adk-a2a (L4)"));
+        let unknown_peer = edge("adk-a2a", "adk-unlisted", DepKind::Normal).unwrap();
+        assert!(unknown_peer.starts_with("adk-a2a (L4) depends on adk-unlisted (L4)"));
+        let above = edge("adk-a2a", "adk-server", DepKind::Normal).unwrap();
+        assert!(above.starts_with("adk-a2a (L4) depends on adk-server (L5)"));
         let under_the_facade = edge("adk-server", "adk", DepKind::Normal).unwrap();
-        assert!(under_the_facade.starts_with("adk-server (L4) depends on adk (L6)"));
+        assert!(under_the_facade.starts_with("adk-server (L5) depends on adk (L7)"));
     }
 
     #[test]
@@ -447,7 +454,7 @@ mod tests {
         let message = edge("adk", "adk-test", DepKind::Normal).unwrap();
         assert_eq!(
             message,
-            "adk (L6) depends on adk-test under [dependencies]: \
+            "adk (L7) depends on adk-test under [dependencies]: \
              adk-test may appear only under [dev-dependencies]"
         );
         let app = edge_violation(
@@ -478,6 +485,10 @@ mod tests {
     fn unlisted_crates_under_crates_are_l4() {
         assert_eq!(
             tier_of("adk-server", Path::new("crates/adk-server")),
+            Tier::Layer(5)
+        );
+        assert_eq!(
+            tier_of("adk-new-crate", Path::new("crates/adk-new-crate")),
             Tier::Layer(4)
         );
         assert_eq!(tier_of("adk-cli", Path::new("crates/adk-cli")), Tier::App);

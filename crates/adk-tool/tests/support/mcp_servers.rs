@@ -5,8 +5,6 @@
 //! keeps parallel test binaries from installing at the same time; a marker file naming the
 //! versions makes later runs skip the install.
 
-use std::fs::{self, File};
-use std::io::Write as _;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -54,44 +52,21 @@ impl McpServers {
 pub fn installed() -> &'static McpServers {
     static SERVERS: OnceLock<McpServers> = OnceLock::new();
     SERVERS.get_or_init(|| {
-        let dir = servers_dir();
+        let dir = adk_test::cache_dir(SERVERS_DIR_ENV, "mcp-servers");
         install(&dir);
         McpServers { dir }
     })
 }
 
-fn servers_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os(SERVERS_DIR_ENV) {
-        return PathBuf::from(dir);
-    }
-    let home = std::env::var_os("HOME").unwrap_or_else(|| {
-        panic!(
-            "HOME is not set; set {SERVERS_DIR_ENV} to where the MCP test servers may be installed"
-        )
-    });
-    Path::new(&home).join(".cache/adk-rs/mcp-servers")
-}
-
 fn install(dir: &Path) {
-    fs::create_dir_all(dir)
-        .unwrap_or_else(|error| panic!("cannot create {}: {error}", dir.display()));
-    let lock = File::create(dir.join(".install.lock")).unwrap_or_else(|error| {
-        panic!(
-            "cannot create the install lock in {}: {error}",
-            dir.display()
-        )
-    });
-    lock.lock()
-        .unwrap_or_else(|error| panic!("cannot lock {}: {error}", dir.display()));
-    let marker = dir.join(".installed");
     let wanted: Vec<String> = PACKAGES
         .iter()
         .map(|(name, version)| format!("{name}@{version}"))
         .collect();
-    let wanted_marker = wanted.join("\n");
-    if fs::read_to_string(&marker).is_ok_and(|found| found == wanted_marker) {
-        return;
-    }
+    adk_test::install_once(dir, &wanted.join("\n"), |dir| npm_install(dir, &wanted));
+}
+
+fn npm_install(dir: &Path, wanted: &[String]) {
     let npm = Command::new("npm").arg("--version").output();
     if !npm.is_ok_and(|output| output.status.success()) {
         panic!(
@@ -109,7 +84,7 @@ fn install(dir: &Path) {
             "--prefix",
         ])
         .arg(dir)
-        .args(&wanted)
+        .args(wanted)
         .output()
         .expect("npm runs");
     assert!(
@@ -119,9 +94,6 @@ fn install(dir: &Path) {
         wanted.join(" "),
         String::from_utf8_lossy(&output.stderr)
     );
-    let mut file = File::create(&marker).expect("the marker file can be written");
-    file.write_all(wanted_marker.as_bytes())
-        .expect("the marker file can be written");
 }
 
 /// A server-everything listening for streamable HTTP on a free loopback port; killed on drop.

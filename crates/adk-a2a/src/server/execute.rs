@@ -1,0 +1,411 @@
+//! Running a task: a message starts a new task or continues one waiting for input, runs the app's
+//! agent tree once on the context's session, and turns its events into A2A stream events, which
+//! also update the task store.
+//!
+//! As in ADK Python's executor, every event with content becomes a `working` status update; the
+//! task's final state is the most serious one seen (failed, then auth- or input-required, then
+//! working), and a run that ends still working completes the task with its last message as the
+//! artifact.
+
+use std::sync::Arc;
+
+use adk_core::{CreateSessionRequest, ErrorKind, Event, GetSessionRequest, SessionKey};
+use adk_runner::{RunRequest, RunStream};
+use futures::StreamExt as _;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Inner;
+use super::tasks::RunHandle;
+use crate::convert::{self, event_to_message, message_to_content};
+use crate::types::{
+    Artifact, JsonRpcError, Message, MessageSendParams, Metadata, Part, Role, StreamEvent, Task,
+    TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent, error_codes,
+};
+
+/// The prefix of the users A2A contexts run as, as ADK Python names them.
+const USER_PREFIX: &str = "A2A_USER_";
+
+/// The longest context id accepted; it becomes a session id.
+const MAX_CONTEXT_ID_LEN: usize = 256;
+
+/// How many stream events may wait for a slow client before the run waits for it.
+const STREAM_BUFFER: usize = 64;
+
+/// A started task: its id, and its stream events as they come. The task runs on whether or not
+/// the events are read.
+pub(super) struct Started {
+    pub(super) task_id: String,
+    pub(super) events: mpsc::Receiver<StreamEvent>,
+}
+
+/// Checks `params`, stores the user's message in the context's session and starts the run; every
+/// failure here is a JSON-RPC error and leaves nothing running.
+pub(super) async fn start(
+    inner: &Arc<Inner>,
+    params: MessageSendParams,
+) -> Result<Started, JsonRpcError> {
+    let mut message = params.message;
+    if message.role != Role::User {
+        return Err(invalid_params(
+            "a message sent to an agent must have role \"user\"",
+        ));
+    }
+    let (task_id, context_id, continued) = task_of(inner, &message)?;
+    message.task_id = Some(task_id.clone());
+    message.context_id = Some(context_id.clone());
+    let content = message_to_content(&message);
+    if content.parts.is_empty() {
+        return Err(invalid_params(
+            "the message holds no part that can be read: send text, a file or data",
+        ));
+    }
+
+    let key = SessionKey::new(
+        inner.runner.app_name(),
+        format!("{USER_PREFIX}{context_id}"),
+        context_id.clone(),
+    );
+    ensure_session(inner, &key).await?;
+    let request = RunRequest::new(key.user_id.clone(), key.session_id.clone()).message(content);
+    let run = inner.runner.start(request).await.map_err(|error| {
+        let code = match error.kind() {
+            ErrorKind::InvalidInput => error_codes::INVALID_PARAMS,
+            _ => error_codes::INTERNAL_ERROR,
+        };
+        JsonRpcError::new(code, error.message())
+    })?;
+
+    let handle = RunHandle {
+        cancel: CancellationToken::new(),
+        done: CancellationToken::new(),
+    };
+    let first = match continued {
+        Some(mut task) => {
+            task.status = TaskStatus::new(TaskState::Working);
+            task.history.get_or_insert_with(Vec::new).push(message);
+            let update =
+                TaskStatusUpdateEvent::new(&task_id, &context_id, task.status.clone(), false);
+            inner.tasks.start(task, handle.clone());
+            StreamEvent::StatusUpdate(update)
+        }
+        None => {
+            let mut task = Task::new(&task_id, &context_id, TaskStatus::new(TaskState::Submitted));
+            task.history = Some(vec![message]);
+            inner.tasks.start(task.clone(), handle.clone());
+            StreamEvent::Task(task)
+        }
+    };
+    let (sender, events) = mpsc::channel(STREAM_BUFFER);
+    let driver = Driver {
+        inner: inner.clone(),
+        task_id: task_id.clone(),
+        context_id,
+        key,
+        sender,
+        state: TaskState::Working,
+        last_message: None,
+    };
+    tokio::spawn(driver.run(run, first, handle));
+    Ok(Started { task_id, events })
+}
+
+/// The task a message belongs to: the one it names, when that one waits for input, else a new
+/// one; with its context, and the task itself when it is continued.
+fn task_of(
+    inner: &Inner,
+    message: &Message,
+) -> Result<(String, String, Option<Task>), JsonRpcError> {
+    let Some(task_id) = &message.task_id else {
+        let context_id = match &message.context_id {
+            Some(context_id) => check_context_id(context_id)?,
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        return Ok((uuid::Uuid::new_v4().to_string(), context_id, None));
+    };
+    let task = inner
+        .tasks
+        .get(task_id, None)
+        .ok_or_else(|| task_not_found(task_id))?;
+    if let Some(context_id) = &message.context_id
+        && context_id != &task.context_id
+    {
+        return Err(invalid_params(format!(
+            "task '{task_id}' belongs to context '{}', not to context '{context_id}'",
+            task.context_id
+        )));
+    }
+    if inner.tasks.running(task_id).is_some() {
+        return Err(invalid_params(format!(
+            "task '{task_id}' is still running; wait for it to finish or to ask for input"
+        )));
+    }
+    if task.status.state.is_terminal() {
+        return Err(invalid_params(format!(
+            "task '{task_id}' is {}; a finished task takes no more messages, start a new one",
+            task.status.state.as_str()
+        )));
+    }
+    Ok((task_id.clone(), task.context_id.clone(), Some(task)))
+}
+
+fn check_context_id(context_id: &str) -> Result<String, JsonRpcError> {
+    if context_id.is_empty()
+        || context_id.len() > MAX_CONTEXT_ID_LEN
+        || context_id.chars().any(char::is_control)
+    {
+        return Err(invalid_params(format!(
+            "contextId must be 1 to {MAX_CONTEXT_ID_LEN} characters without control characters"
+        )));
+    }
+    Ok(context_id.to_owned())
+}
+
+/// Creates the context's session when it does not exist yet.
+async fn ensure_session(inner: &Inner, key: &SessionKey) -> Result<(), JsonRpcError> {
+    let sessions = inner.runner.session_service();
+    let internal =
+        |error: adk_core::Error| JsonRpcError::new(error_codes::INTERNAL_ERROR, error.message());
+    let existing = sessions
+        .get_session(GetSessionRequest::new(key.clone()).recent(1))
+        .await
+        .map_err(internal)?;
+    if existing.is_none() {
+        sessions
+            .create_session(
+                CreateSessionRequest::new(key.app_name.clone(), key.user_id.clone())
+                    .with_session_id(key.session_id.clone()),
+            )
+            .await
+            .map_err(internal)?;
+    }
+    Ok(())
+}
+
+/// Runs one task to its end, sending its stream events and recording them in the store.
+struct Driver {
+    inner: Arc<Inner>,
+    task_id: String,
+    context_id: String,
+    key: SessionKey,
+    sender: mpsc::Sender<StreamEvent>,
+    state: TaskState,
+    last_message: Option<Message>,
+}
+
+impl Driver {
+    async fn run(mut self, mut run: RunStream, first: StreamEvent, handle: RunHandle) {
+        self.send(first).await;
+        let mut working = TaskStatusUpdateEvent::new(
+            &self.task_id,
+            &self.context_id,
+            TaskStatus::new(TaskState::Working),
+            false,
+        );
+        working.metadata = Some(self.session_metadata());
+        self.inner
+            .tasks
+            .set_status(&self.task_id, working.status.clone());
+        self.send(StreamEvent::StatusUpdate(working)).await;
+
+        let mut last_event: Option<Event> = None;
+        let cancelled = loop {
+            let next = tokio::select! {
+                next = run.next() => next,
+                () = handle.cancel.cancelled() => break true,
+            };
+            match next {
+                None => break false,
+                Some(Ok(event)) => {
+                    self.on_event(&event).await;
+                    last_event = Some(event);
+                }
+                Some(Err(error)) => {
+                    tracing::warn!(task = %self.task_id, error = %error, "the agent failed while running an A2A task");
+                    self.state = TaskState::Failed;
+                    self.last_message = Some(agent_message(error.message()));
+                    break false;
+                }
+            }
+        };
+        // Dropping the run's stream cancels whatever of it still runs.
+        drop(run);
+        if cancelled {
+            self.state = TaskState::Canceled;
+            self.last_message = None;
+        }
+        self.finish(last_event.as_ref()).await;
+        self.inner.tasks.finish(&self.task_id);
+        handle.done.cancel();
+    }
+
+    /// One event of the run: a `working` status update with its content, remembering the most
+    /// serious state it signals.
+    async fn on_event(&mut self, event: &Event) {
+        if event.is_partial() {
+            return;
+        }
+        let mut signalled = TaskState::Working;
+        let message = if let Some(code) = &event.response.error_code {
+            signalled = TaskState::Failed;
+            let text = event
+                .response
+                .error_message
+                .clone()
+                .unwrap_or_else(|| code.clone());
+            Some(agent_message(&text))
+        } else {
+            event_to_message(event)
+        };
+        let Some(mut message) = message else {
+            return;
+        };
+        message.task_id = Some(self.task_id.clone());
+        message.context_id = Some(self.context_id.clone());
+        if signalled == TaskState::Working {
+            signalled = state_of(&message);
+        }
+        self.state = most_serious(self.state, signalled);
+        if self.state == TaskState::Working || signalled == self.state {
+            self.last_message = Some(message.clone());
+        }
+        let mut update = TaskStatusUpdateEvent::new(
+            &self.task_id,
+            &self.context_id,
+            TaskStatus::new(TaskState::Working).with_message(message),
+            false,
+        );
+        update.metadata = Some(self.event_metadata(event));
+        self.inner
+            .tasks
+            .set_status(&self.task_id, update.status.clone());
+        self.send(StreamEvent::StatusUpdate(update)).await;
+    }
+
+    /// The end of the run: the last message as an artifact and `completed`, or the final state
+    /// with its message.
+    async fn finish(&mut self, last_event: Option<&Event>) {
+        let mut metadata = self.session_metadata();
+        if let Some(event) = last_event {
+            metadata.extend(self.event_metadata(event));
+        }
+        let mut state = self.state;
+        let mut status_message = self.last_message.take();
+        if state == TaskState::Working {
+            state = TaskState::Completed;
+            if let Some(message) = status_message
+                .take()
+                .filter(|message| !message.parts.is_empty())
+            {
+                let artifact = Artifact::new(message.parts);
+                let mut update =
+                    TaskArtifactUpdateEvent::new(&self.task_id, &self.context_id, artifact.clone());
+                update.metadata = Some(metadata.clone());
+                self.inner.tasks.add_artifact(&self.task_id, artifact);
+                self.send(StreamEvent::ArtifactUpdate(update)).await;
+            }
+        }
+        let mut status = TaskStatus::new(state);
+        status.message = status_message;
+        let mut update =
+            TaskStatusUpdateEvent::new(&self.task_id, &self.context_id, status.clone(), true);
+        update.metadata = Some(metadata);
+        // The status message is already in the history, from the update that carried it.
+        self.inner
+            .tasks
+            .update(&self.task_id, |task| task.status = status);
+        self.send(StreamEvent::StatusUpdate(update)).await;
+    }
+
+    /// Sends `event` to whoever reads the task's stream; a reader that went away does not stop
+    /// the task.
+    async fn send(&self, event: StreamEvent) {
+        let _ = self.sender.send(event).await;
+    }
+
+    fn session_metadata(&self) -> Metadata {
+        Metadata::from_iter([
+            (
+                "adk_app_name".to_owned(),
+                Value::from(self.key.app_name.clone()),
+            ),
+            (
+                "adk_user_id".to_owned(),
+                Value::from(self.key.user_id.clone()),
+            ),
+            (
+                "adk_session_id".to_owned(),
+                Value::from(self.key.session_id.as_str()),
+            ),
+        ])
+    }
+
+    fn event_metadata(&self, event: &Event) -> Metadata {
+        let mut metadata = self.session_metadata();
+        metadata.insert(
+            "adk_invocation_id".to_owned(),
+            Value::from(event.invocation_id.as_str()),
+        );
+        metadata.insert("adk_author".to_owned(), Value::from(event.author.clone()));
+        metadata.insert("adk_event_id".to_owned(), Value::from(event.id.as_str()));
+        if let Some(branch) = &event.branch {
+            metadata.insert("adk_branch".to_owned(), Value::from(branch.clone()));
+        }
+        metadata
+    }
+}
+
+/// The state a message of the agent signals: input required when it holds a long-running call
+/// (auth required when that call asks for credentials), working otherwise.
+fn state_of(message: &Message) -> TaskState {
+    let long_running: Vec<&Part> = message
+        .parts
+        .iter()
+        .filter(|part| convert::is_long_running_call(part))
+        .collect();
+    if long_running.is_empty() {
+        return TaskState::Working;
+    }
+    let asks_credentials = long_running.iter().any(|part| match part {
+        Part::Data(data) => {
+            data.data.get("name").and_then(Value::as_str) == Some("adk_request_credential")
+        }
+        _ => false,
+    });
+    if asks_credentials {
+        TaskState::AuthRequired
+    } else {
+        TaskState::InputRequired
+    }
+}
+
+/// The more serious of two states: failed, then auth required, then input required, then working.
+fn most_serious(current: TaskState, signalled: TaskState) -> TaskState {
+    let rank = |state: TaskState| match state {
+        TaskState::Failed => 3,
+        TaskState::AuthRequired => 2,
+        TaskState::InputRequired => 1,
+        _ => 0,
+    };
+    if rank(signalled) > rank(current) {
+        signalled
+    } else {
+        current
+    }
+}
+
+fn agent_message(text: &str) -> Message {
+    Message::new(Role::Agent, vec![Part::text(text)])
+}
+
+pub(super) fn invalid_params(message: impl Into<String>) -> JsonRpcError {
+    JsonRpcError::new(error_codes::INVALID_PARAMS, message)
+}
+
+pub(super) fn task_not_found(task_id: &str) -> JsonRpcError {
+    JsonRpcError::new(
+        error_codes::TASK_NOT_FOUND,
+        format!("no task '{task_id}'; it never existed or was forgotten"),
+    )
+}
