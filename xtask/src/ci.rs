@@ -1,4 +1,5 @@
-//! The `cargo xtask ci` pipeline: fmt, clippy, tidy and test, run in order, stopping at the first failure.
+//! The `cargo xtask ci` pipeline: fmt, clippy, tidy, codegen and test, run in order, stopping at
+//! the first failure.
 // The pipeline reports its progress on stdout, interleaved with the output of the cargo commands.
 #![allow(clippy::print_stdout)]
 
@@ -54,6 +55,10 @@ pub const STEPS: &[Step] = &[
     Step {
         name: "tidy",
         action: Action::Tidy,
+    },
+    Step {
+        name: "codegen",
+        action: Action::Cargo(&["xtask", "codegen", "--check"]),
     },
     Step {
         name: "test",
@@ -253,9 +258,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn steps_run_fmt_clippy_tidy_then_test() {
+    fn steps_run_fmt_clippy_tidy_codegen_then_test() {
         let names: Vec<_> = STEPS.iter().map(|step| step.name).collect();
-        assert_eq!(names, ["fmt", "clippy", "tidy", "test"]);
+        assert_eq!(names, ["fmt", "clippy", "tidy", "codegen", "test"]);
     }
 
     #[test]
@@ -267,6 +272,7 @@ mod tests {
                 "cargo fmt --all -- --check",
                 "cargo clippy --workspace --all-targets --all-features -- -D warnings",
                 "cargo xtask tidy",
+                "cargo xtask codegen --check",
                 "cargo test --workspace --all-features",
             ]
         );

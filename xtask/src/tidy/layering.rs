@@ -4,7 +4,7 @@
 //! L0   adk-core
 //! L1   adk-telemetry, adk-model, adk-tool, adk-session, adk-local-model
 //! L2   adk-flow
-//! L3   adk-runner
+//! L3   adk-runner, adk-config
 //! L4   adk-server, and any other crate under crates/
 //! L5   adk, the facade
 //! dev  adk-test: depends only on L0 and L1, and appears elsewhere only under [dev-dependencies]
@@ -56,6 +56,8 @@ pub const LAYER_TABLE: &[(&str, Tier)] = &[
     ("adk-local-model", Tier::Layer(1)),
     ("adk-flow", Tier::Layer(2)),
     ("adk-runner", Tier::Layer(3)),
+    // YAML agent configs build flow agents; the runner is not needed to build them.
+    ("adk-config", Tier::Layer(3)),
     ("adk-server", Tier::Layer(4)),
     // The facade sits on top of everything it re-exports.
     ("adk", Tier::Layer(5)),
@@ -409,6 +411,8 @@ mod tests {
         assert_eq!(edge("adk-flow", "adk-tool", DepKind::Normal), None);
         assert_eq!(edge("adk", "adk-runner", DepKind::Build), None);
         assert_eq!(edge("adk-server", "adk-runner", DepKind::Normal), None);
+        assert_eq!(edge("adk-config", "adk-flow", DepKind::Normal), None);
+        assert_eq!(edge("adk-server", "adk-config", DepKind::Normal), None);
     }
 
     #[test]
