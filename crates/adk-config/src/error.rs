@@ -56,13 +56,27 @@ pub struct Location {
 /// message that says what was wrong and what is allowed instead.
 ///
 /// It displays as `file:line:column: message`, the form editors and terminals link to.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}: {message}", file.display(), AtLocation(*location))]
 pub struct ConfigError {
     kind: ConfigErrorKind,
     file: PathBuf,
     location: Option<Location>,
     message: String,
+    #[source]
     source: Option<BoxError>,
+}
+
+/// `:line:column`, or nothing when the error is about a whole file.
+struct AtLocation(Option<Location>);
+
+impl fmt::Display for AtLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(Location { line, column }) => write!(f, ":{line}:{column}"),
+            None => Ok(()),
+        }
+    }
 }
 
 impl ConfigError {
@@ -108,24 +122,6 @@ impl ConfigError {
     /// What was wrong, without the file and location.
     pub fn message(&self) -> &str {
         &self.message
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(Location { line, column }) = self.location {
-            write!(f, ":{line}:{column}")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|source| source as &(dyn std::error::Error + 'static))
     }
 }
 

@@ -3,13 +3,14 @@
 //! It holds what more than one crate's tests need, so that no helper is written twice: locating the
 //! shared fixtures (the recorded model traffic and the wire-format captures), reading recorded HTTP
 //! traffic in the formats found there ([`recording`]), and a loopback HTTP server that serves
-//! recorded or scripted responses ([`MockServer`]), and a headless browser driven over WebDriver
-//! ([`browser::Browser`]). It depends only on the lowest layers and is
-//! never a normal dependency of a library crate.
+//! recorded or scripted responses ([`MockServer`]), a headless browser driven over WebDriver
+//! ([`browser::Browser`]), and the real MCP servers from npm ([`mcp_servers`]). It depends only on
+//! the lowest layers and is never a normal dependency of a library crate.
 
 mod agent_run;
 pub mod browser;
 mod closure_tool;
+pub mod mcp_servers;
 pub mod recording;
 mod replay;
 mod scripted_model;

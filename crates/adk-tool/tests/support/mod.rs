@@ -5,7 +5,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 #[cfg(feature = "mcp")]
-pub mod mcp_servers;
+pub use adk_test::mcp_servers;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,4 +1,5 @@
-//! The real MCP servers the MCP tests run, installed from npm on first use.
+//! The real MCP servers the MCP tests of adk-tool and adk-config run, installed from npm on first
+//! use.
 //!
 //! The servers are installed with `npm install --prefix <dir>` into `$ADK_MCP_SERVERS_DIR`
 //! (by default `$HOME/.cache/adk-rs/mcp-servers`), at pinned versions. An exclusive file lock
@@ -131,6 +132,7 @@ pub struct HttpEverything {
 }
 
 impl HttpEverything {
+    /// Starts the server and waits until it listens.
     pub fn start() -> Self {
         let port = free_port();
         let child = Command::new("node")
@@ -154,6 +156,7 @@ impl HttpEverything {
         server
     }
 
+    /// The server's MCP endpoint.
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}/mcp", self.port)
     }
