@@ -3,35 +3,13 @@
 
 mod support;
 
-use std::sync::Arc;
-
 use adk_config::AgentLoader;
 use adk_test::ScriptedModel;
-use adk_tool::FunctionTool;
 use expect_test::expect;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::json;
-use support::{ScriptedResolver, fixture, render_requests, render_tree, run, runner, stored};
-
-/// The arguments of `get_weather`.
-#[derive(Deserialize, JsonSchema)]
-struct City {
-    /// The city to report on.
-    city: String,
-}
-
-async fn get_weather(args: City) -> Result<String, String> {
-    Ok(format!("Sunny in {}.", args.city))
-}
-
-fn weather_tool() -> Arc<FunctionTool> {
-    Arc::new(FunctionTool::new(
-        "get_weather",
-        "Returns the weather in a city.",
-        get_weather,
-    ))
-}
+use support::{
+    ScriptedResolver, fixture, render_requests, render_tree, run, runner, stored, weather_tool,
+};
 
 #[tokio::test]
 async fn every_key_of_an_llm_agent_reaches_the_agent() {

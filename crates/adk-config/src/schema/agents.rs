@@ -78,6 +78,7 @@ pub(crate) struct LlmAgentConfig {
 
 impl Section for LlmAgentConfig {
     const WHAT: &'static str = "an LlmAgent";
+    const REQUIRED: &'static [&'static str] = &["name"];
     const UNSUPPORTED: &'static [(&'static str, &'static str)] = &[
         AGENT_CALLBACKS[0],
         AGENT_CALLBACKS[1],
@@ -140,6 +141,7 @@ pub(crate) struct WorkflowAgentConfig {
 
 impl Section for WorkflowAgentConfig {
     const WHAT: &'static str = "a SequentialAgent or ParallelAgent";
+    const REQUIRED: &'static [&'static str] = &["agent_class", "name"];
     const UNSUPPORTED: &'static [(&'static str, &'static str)] = &AGENT_CALLBACKS;
 }
 
@@ -167,6 +169,7 @@ pub(crate) struct LoopAgentConfig {
 
 impl Section for LoopAgentConfig {
     const WHAT: &'static str = "a LoopAgent";
+    const REQUIRED: &'static [&'static str] = &["agent_class", "name"];
     const UNSUPPORTED: &'static [(&'static str, &'static str)] = &AGENT_CALLBACKS;
 }
 
@@ -176,7 +179,7 @@ pub(crate) struct MaxIterations(pub(crate) Option<u32>);
 
 impl<'de> Deserialize<'de> for MaxIterations {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_u64(MaxIterationsVisitor)
+        deserializer.deserialize_any(MaxIterationsVisitor)
     }
 }
 
@@ -192,7 +195,7 @@ impl<'de> Visitor<'de> for MaxIterationsVisitor {
     fn visit_u64<E: de::Error>(self, rounds: u64) -> Result<MaxIterations, E> {
         let rounds = u32::try_from(rounds).map_err(|_| {
             E::custom(format!(
-                "max_iterations {rounds} is too large; the most is {}",
+                "{rounds} rounds are too many; the most is {}",
                 u32::MAX
             ))
         })?;
@@ -203,7 +206,7 @@ impl<'de> Visitor<'de> for MaxIterationsVisitor {
         match u64::try_from(rounds) {
             Ok(rounds) => self.visit_u64(rounds),
             Err(_) => Err(E::custom(format!(
-                "max_iterations {rounds} is negative; use 0 or more (0 is no limit)"
+                "{rounds} is negative; use 0 or more rounds (0 is no limit)"
             ))),
         }
     }

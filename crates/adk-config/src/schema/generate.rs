@@ -128,6 +128,7 @@ pub(crate) struct ToolCallSettings {
 
 impl Section for ToolCallSettings {
     const WHAT: &'static str = "tool_config";
+    const REQUIRED: &'static [&'static str] = &["function_calling_config"];
     const UNSUPPORTED: &'static [(&'static str, &'static str)] = &[(
         "retrieval_config",
         "adk-rs's adapters send no retrieval settings; drop the key",
@@ -177,4 +178,5 @@ pub(crate) struct SafetySettingEntry {
 
 impl Section for SafetySettingEntry {
     const WHAT: &'static str = "a safety setting";
+    const REQUIRED: &'static [&'static str] = &["category", "threshold"];
 }

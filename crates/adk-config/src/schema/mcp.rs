@@ -174,6 +174,7 @@ pub(crate) struct StdioServerParams {
 
 impl Section for StdioServerParams {
     const WHAT: &'static str = "the stdio server params";
+    const REQUIRED: &'static [&'static str] = &["command"];
     const UNSUPPORTED: &'static [(&'static str, &'static str)] = &[
         (
             "encoding",
@@ -207,6 +208,7 @@ pub(crate) struct StdioConnectionParams {
 
 impl Section for StdioConnectionParams {
     const WHAT: &'static str = "the stdio connection params";
+    const REQUIRED: &'static [&'static str] = &["server_params"];
 }
 
 /// A server reached over MCP's streamable HTTP transport.
@@ -229,6 +231,7 @@ pub(crate) struct StreamableHttpParams {
 
 impl Section for StreamableHttpParams {
     const WHAT: &'static str = "the streamable HTTP connection params";
+    const REQUIRED: &'static [&'static str] = &["url"];
     const UNSUPPORTED: &'static [(&'static str, &'static str)] = &[(
         "terminate_on_close",
         "adk-rs decides itself how an MCP session ends; drop the key",
@@ -275,7 +278,7 @@ pub(crate) struct Seconds(pub(crate) Duration);
 
 impl<'de> Deserialize<'de> for Seconds {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_f64(SecondsVisitor)
+        deserializer.deserialize_any(SecondsVisitor)
     }
 }
 

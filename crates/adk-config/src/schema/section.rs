@@ -26,6 +26,9 @@ pub(crate) trait Section: DeserializeOwned {
     /// and what to do instead.
     const UNSUPPORTED: &'static [(&'static str, &'static str)] = &[];
 
+    /// Keys that must be there.
+    const REQUIRED: &'static [&'static str] = &[];
+
     /// Checks that need the whole mapping; an error is reported at the mapping's start.
     fn check(&self) -> Result<(), String> {
         Ok(())
@@ -59,6 +62,7 @@ impl<T: Section> Checked<T> {
             map,
             what: self.what,
             unsupported: T::UNSUPPORTED,
+            required: T::REQUIRED,
         })?;
         value.check().map_err(de::Error::custom)?;
         Ok(value)
@@ -123,6 +127,7 @@ struct KeyChecking<A> {
     map: A,
     what: &'static str,
     unsupported: &'static [(&'static str, &'static str)],
+    required: &'static [&'static str],
 }
 
 impl<'de, A: MapAccess<'de>> Deserializer<'de> for KeyChecking<A> {
@@ -141,10 +146,12 @@ impl<'de, A: MapAccess<'de>> Deserializer<'de> for KeyChecking<A> {
         visitor.visit_map(CheckedEntries {
             map: self.map,
             keys: Keys {
-                known: fields,
                 what: self.what,
+                known: fields,
                 unsupported: self.unsupported,
+                required: self.required,
             },
+            seen: Vec::new(),
         })
     }
 
@@ -157,15 +164,30 @@ impl<'de, A: MapAccess<'de>> Deserializer<'de> for KeyChecking<A> {
 
 /// The keys a mapping allows, and how to explain the others.
 #[derive(Clone, Copy)]
-struct Keys {
-    known: &'static [&'static str],
+pub(crate) struct Keys {
     what: &'static str,
+    known: &'static [&'static str],
     unsupported: &'static [(&'static str, &'static str)],
+    required: &'static [&'static str],
 }
 
 impl Keys {
-    /// Whether `key` may be used, or the message that says why not.
-    fn check(&self, key: &str) -> Result<(), String> {
+    /// The keys of a mapping that messages call `what`, for a hand-written visitor that reads
+    /// them with [`Keys::next_key`] and checks the required ones itself.
+    pub(crate) const fn new(what: &'static str, known: &'static [&'static str]) -> Self {
+        Self {
+            what,
+            known,
+            unsupported: &[],
+            required: &[],
+        }
+    }
+
+    /// Whether `key` may come next, after the keys `seen`, or the message that says why not.
+    fn check(&self, key: &str, seen: &[String]) -> Result<(), String> {
+        if seen.iter().any(|earlier| earlier == key) {
+            return Err(format!("the key `{key}` appears twice in {}", self.what));
+        }
         if self.known.contains(&key) {
             return Ok(());
         }
@@ -178,12 +200,41 @@ impl Keys {
             quoted_list(self.known.iter().copied())
         ))
     }
+
+    /// Whether the keys `seen` hold every required key, or the message naming the first missing.
+    fn check_complete(&self, seen: &[String]) -> Result<(), String> {
+        match self
+            .required
+            .iter()
+            .find(|key| !seen.iter().any(|earlier| earlier == *key))
+        {
+            Some(key) => Err(format!(
+                "the key `{key}` is missing; {} needs it",
+                self.what
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads the next key of `map` as a string, checked, recording it in `seen`.
+    pub(crate) fn next_key<'de, A: MapAccess<'de>>(
+        &self,
+        map: &mut A,
+        seen: &mut Vec<String>,
+    ) -> Result<Option<String>, A::Error> {
+        map.next_key_seed(CheckedKey {
+            seed: PhantomData::<String>,
+            keys: *self,
+            seen,
+        })
+    }
 }
 
 /// The entries of a mapping whose keys are checked before the derived impl sees them.
 struct CheckedEntries<A> {
     map: A,
     keys: Keys,
+    seen: Vec<String>,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedEntries<A> {
@@ -193,10 +244,18 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedEntries<A> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, A::Error> {
-        self.map.next_key_seed(CheckedKey {
+        let key = self.map.next_key_seed(CheckedKey {
             seed,
             keys: self.keys,
-        })
+            seen: &mut self.seen,
+        })?;
+        if key.is_none() {
+            // The end of the mapping: serde_yaml still places an error raised here at its start.
+            self.keys
+                .check_complete(&self.seen)
+                .map_err(de::Error::custom)?;
+        }
+        Ok(key)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
@@ -209,13 +268,14 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CheckedEntries<A> {
 }
 
 /// One key, checked inside serde_yaml's reading of it so that an error points at the key, then
-/// handed to the derived impl's key reader.
-struct CheckedKey<K> {
+/// handed to `seed`, the reader of the key it stands for.
+struct CheckedKey<'a, K> {
     seed: K,
     keys: Keys,
+    seen: &'a mut Vec<String>,
 }
 
-impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for CheckedKey<K> {
+impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for CheckedKey<'_, K> {
     type Value = K::Value;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<K::Value, D::Error> {
@@ -223,7 +283,7 @@ impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for CheckedKey<K> {
     }
 }
 
-impl<'de, K: DeserializeSeed<'de>> Visitor<'de> for CheckedKey<K> {
+impl<'de, K: DeserializeSeed<'de>> Visitor<'de> for CheckedKey<'_, K> {
     type Value = K::Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -231,7 +291,8 @@ impl<'de, K: DeserializeSeed<'de>> Visitor<'de> for CheckedKey<K> {
     }
 
     fn visit_str<E: de::Error>(self, key: &str) -> Result<K::Value, E> {
-        self.keys.check(key).map_err(E::custom)?;
+        self.keys.check(key, self.seen).map_err(E::custom)?;
+        self.seen.push(key.to_owned());
         self.seed.deserialize(StrDeserializer::<E>::new(key))
     }
 }

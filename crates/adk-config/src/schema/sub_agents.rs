@@ -61,6 +61,7 @@ struct SubAgentEntry {
 
 impl Section for SubAgentEntry {
     const WHAT: &'static str = "a sub-agent entry";
+    const REQUIRED: &'static [&'static str] = &["config_path"];
     const UNSUPPORTED: &'static [(&'static str, &'static str)] = &[(
         "code",
         "it names an agent object in Python code, and adk-rs loads no code from YAML; describe \

@@ -10,13 +10,13 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use super::context;
 use super::mcp::{McpServer, McpToolsetArgs};
 use super::scalar::{parse_string, quoted_list};
-use super::section::{self, Checked, Section};
+use super::section::{Checked, Keys};
 
 /// ADK's built-in tools that adk-tool has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,8 +123,8 @@ fn unknown_tool(written: &str, function_tools: &BTreeSet<String>) -> String {
         quoted_list(function_tools.iter().map(String::as_str))
     };
     format!(
-        "unknown tool `{written}`; the tools are the built-ins {builtins}, `McpToolset` (with \
-         `args`), and the function tools registered with the loader ({registered})"
+        "unknown tool `{written}`; adk-rs knows the built-in tools {builtins}; `McpToolset`, \
+         which takes `args`; and the function tools registered with the loader: {registered}"
     )
 }
 
@@ -134,17 +134,13 @@ impl<'de> Deserialize<'de> for ToolName {
     }
 }
 
-/// The mapping form of a tool entry.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The keys of the mapping form of a tool entry.
+const ENTRY_KEYS: Keys = Keys::new("a tool entry", &["name", "args"]);
+
+/// A tool's `name` and `args`, once read.
 struct ToolEntry {
     name: ToolName,
-    #[serde(default, deserialize_with = "section::optional")]
     args: Option<McpToolsetArgs>,
-}
-
-impl Section for ToolEntry {
-    const WHAT: &'static str = "a tool entry";
 }
 
 impl ToolEntry {
@@ -157,16 +153,75 @@ impl ToolEntry {
                  `streamable_http_connection_params`"
                 .to_owned()),
             (ToolName::Builtin(builtin), None) => Ok(ToolRef::Builtin(builtin)),
-            (ToolName::Builtin(builtin), Some(_)) => Err(format!(
-                "the built-in tool `{}` takes no `args`; only McpToolset does",
-                builtin.name()
-            )),
             (ToolName::Function(name), None) => Ok(ToolRef::Function(name)),
-            (ToolName::Function(name), Some(_)) => Err(format!(
-                "the function tool `{name}` takes no `args`: it is registered with the loader \
-                 as it is; only McpToolset takes `args`"
-            )),
+            (name, Some(_)) => Err(takes_no_args(&name)),
         }
+    }
+}
+
+/// The message for `args` given to a tool that takes none.
+fn takes_no_args(name: &ToolName) -> String {
+    match name {
+        ToolName::Builtin(builtin) => format!(
+            "the built-in tool `{}` takes no `args`; only McpToolset does",
+            builtin.name()
+        ),
+        ToolName::Function(name) => format!(
+            "the function tool `{name}` takes no `args`: it is registered with the loader as it \
+             is; only McpToolset takes `args`"
+        ),
+        ToolName::Mcp => "the McpToolset takes its `args` once".to_owned(),
+    }
+}
+
+/// Refuses a value with a message, placing the error at the value.
+struct Refuse(String);
+
+impl<'de> DeserializeSeed<'de> for Refuse {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Refuse {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Err(E::custom(self.0))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _map: A) -> Result<(), A::Error> {
+        Err(de::Error::custom(self.0))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _seq: A) -> Result<(), A::Error> {
+        Err(de::Error::custom(self.0))
+    }
+
+    fn visit_str<E: de::Error>(self, _value: &str) -> Result<(), E> {
+        Err(E::custom(self.0))
+    }
+
+    fn visit_bool<E: de::Error>(self, _value: bool) -> Result<(), E> {
+        Err(E::custom(self.0))
+    }
+
+    fn visit_i64<E: de::Error>(self, _value: i64) -> Result<(), E> {
+        Err(E::custom(self.0))
+    }
+
+    fn visit_u64<E: de::Error>(self, _value: u64) -> Result<(), E> {
+        Err(E::custom(self.0))
+    }
+
+    fn visit_f64<E: de::Error>(self, _value: f64) -> Result<(), E> {
+        Err(E::custom(self.0))
     }
 }
 
@@ -195,11 +250,28 @@ impl<'de> Visitor<'de> for ToolVisitor {
         .map_err(E::custom)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ToolRef, A::Error> {
-        // Whether `name` and `args` go together is known once both are read, so a mismatch is
-        // reported at the start of the entry.
-        Checked::<ToolEntry>::new()
-            .visit_map(map)?
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolRef, A::Error> {
+        let mut seen = Vec::new();
+        let mut name = None;
+        let mut args = None;
+        while let Some(key) = ENTRY_KEYS.next_key(&mut map, &mut seen)? {
+            if key == "name" {
+                name = Some(map.next_value::<ToolName>()?);
+                continue;
+            }
+            // `args` are the McpToolset's; given to another tool named before them, they are
+            // refused at their place. Given before the name, they are read as the McpToolset's
+            // and a mismatch is reported at the start of the entry.
+            match &name {
+                None | Some(ToolName::Mcp) => {
+                    args = Some(map.next_value_seed(Checked::<McpToolsetArgs>::new())?);
+                }
+                Some(other) => map.next_value_seed(Refuse(takes_no_args(other)))?,
+            }
+        }
+        let name = name
+            .ok_or_else(|| de::Error::custom("the key `name` is missing; a tool entry needs it"))?;
+        ToolEntry { name, args }
             .resolve()
             .map_err(de::Error::custom)
     }

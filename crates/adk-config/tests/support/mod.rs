@@ -18,9 +18,12 @@ use adk_core::{
 use adk_runner::{RunRequest, Runner};
 use adk_session::{InMemoryArtifactService, InMemoryMemoryService, InMemorySessionService};
 use adk_test::{ScriptedModel, SequentialIds, StepClock, render_events};
+use adk_tool::FunctionTool;
 use async_trait::async_trait;
 use futures::StreamExt as _;
 use parking_lot::Mutex;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 pub const APP: &str = "app";
 pub const USER: &str = "ada";
@@ -30,6 +33,26 @@ pub const SESSION: &str = "s-1";
 /// the tests run there, so that messages show short, stable paths.
 pub fn fixture(path: &str) -> PathBuf {
     Path::new("tests/fixtures").join(path)
+}
+
+/// The arguments of `get_weather`.
+#[derive(Deserialize, JsonSchema)]
+pub struct City {
+    /// The city to report on.
+    city: String,
+}
+
+async fn get_weather(args: City) -> std::result::Result<String, String> {
+    Ok(format!("Sunny in {}.", args.city))
+}
+
+/// A function tool `get_weather`, for configs to name.
+pub fn weather_tool() -> Arc<FunctionTool> {
+    Arc::new(FunctionTool::new(
+        "get_weather",
+        "Returns the weather in a city.",
+        get_weather,
+    ))
 }
 
 /// Serves each model name with a scripted model, and records which names it was asked for.
