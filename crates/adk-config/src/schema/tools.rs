@@ -337,11 +337,21 @@ impl JsonSchema for ToolList {
             "description": "The tools the model may call.",
             "items": {
                 "anyOf": [
-                    { "type": "string", "minLength": 1, "description": name_description },
+                    {
+                        "type": "string",
+                        "minLength": 1,
+                        "not": { "enum": MCP_TOOLSET },
+                        "description": name_description,
+                    },
                     {
                         "type": "object",
                         "properties": {
-                            "name": { "type": "string", "minLength": 1, "description": name_description },
+                            "name": {
+                                "type": "string",
+                                "minLength": 1,
+                                "not": { "enum": MCP_TOOLSET },
+                                "description": name_description,
+                            },
                         },
                         "required": ["name"],
                         "additionalProperties": false,

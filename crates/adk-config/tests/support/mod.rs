@@ -55,6 +55,26 @@ pub fn weather_tool() -> Arc<FunctionTool> {
     ))
 }
 
+/// Copies the fixture directory `template` into a new temporary directory, replacing each
+/// `{{NAME}}` with its value from `vars`, for configs that name paths known only at run time.
+pub fn render_template(template: &str, vars: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(fixture(template)).unwrap() {
+        let path = entry.unwrap().path();
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        for (name, value) in vars {
+            text = text.replace(&format!("{{{{{name}}}}}"), value);
+        }
+        assert!(
+            !text.contains("{{"),
+            "{} has a placeholder left: {text}",
+            path.display()
+        );
+        std::fs::write(dir.path().join(path.file_name().unwrap()), text).unwrap();
+    }
+    dir
+}
+
 /// Serves each model name with a scripted model, and records which names it was asked for.
 #[derive(Clone, Default)]
 pub struct ScriptedResolver {
