@@ -29,7 +29,7 @@ async fn every_key_of_an_llm_agent_reaches_the_agent() {
     expect![[r#"
         weather_agent (LlmAgent): "Answers questions about the weather." tools [get_weather, load_memory]
           forecaster (LlmAgent): "Forecasts the next days." tools []
-          historian (LlmAgent): "Knows the weather of past years." tools []
+          historian (LlmAgent): "Knows the weather of past years." tools [load_artifacts, preload_memory, get_user_choice]
     "#]]
     .assert_eq(&render_tree(&root));
     // The sub-agents name no model: they use weather_agent's, and no other is made ready.
@@ -145,4 +145,38 @@ async fn workflow_agents_run_their_sub_agents_from_other_files() {
         local.remaining() + reviewer.remaining() + english.remaining(),
         0
     );
+}
+
+#[tokio::test]
+async fn max_iterations_bounds_the_rounds_and_0_is_no_limit() {
+    let bounded = ScriptedModel::new("local")
+        .then_text("Better.")
+        .then_text("Better still.")
+        .then_text("A third round would be one too many.");
+    let root = AgentLoader::new()
+        .model_resolver(ScriptedResolver::new().serve("local", bounded.clone()))
+        .load(fixture("keys/loop_limit"))
+        .await
+        .unwrap();
+    let outcome = run(&runner(root), "The sea is big.").await;
+    expect![[r#"
+        polish: "Better."
+        polish: "Better still."
+    "#]]
+    .assert_eq(&outcome.render());
+    assert_eq!(bounded.remaining(), 1, "the loop ran more than two rounds");
+
+    let unlimited = ScriptedModel::new("local")
+        .then_text("Better.")
+        .then_text("Better still.")
+        .then_text("Nearly there.")
+        .then_call("exit_loop", json!({}));
+    let root = AgentLoader::new()
+        .model_resolver(ScriptedResolver::new().serve("local", unlimited.clone()))
+        .load(fixture("keys/loop_limit/unlimited.yaml"))
+        .await
+        .unwrap();
+    let outcome = run(&runner(root), "The sea is big.").await;
+    assert!(outcome.error.is_none(), "{}", outcome.render());
+    assert_eq!(unlimited.remaining(), 0, "{}", outcome.render());
 }
