@@ -8,7 +8,8 @@ use adk_test::ScriptedModel;
 use expect_test::expect;
 use serde_json::json;
 use support::{
-    ScriptedResolver, fixture, render_requests, render_tree, run, runner, stored, weather_tool,
+    ScriptedResolver, fixture, load_on_local, render_requests, render_tree, run, runner,
+    weather_tool,
 };
 
 #[tokio::test]
@@ -73,11 +74,6 @@ async fn every_key_of_an_llm_agent_reaches_the_agent() {
         contents: 1
         --
     "#]].assert_eq(&render_requests(&model.requests()));
-    let session = stored(&runner).await;
-    assert_eq!(
-        session.state.get("last_answer"),
-        Some(&json!("It is sunny in Paris."))
-    );
 }
 
 #[tokio::test]
@@ -132,13 +128,12 @@ async fn workflow_agents_run_their_sub_agents_from_other_files() {
     let mut translators = authors[4..].to_vec();
     translators.sort_unstable();
     assert_eq!(translators, ["english", "french"]);
-    let session = stored(&runner).await;
     assert_eq!(
-        session.state.get("draft"),
+        outcome.state_set("draft"),
         Some(&json!("Waves fold on the shore."))
     );
     assert_eq!(
-        session.state.get("french"),
+        outcome.state_set("french"),
         Some(&json!("Les vagues se replient."))
     );
     assert_eq!(
@@ -153,11 +148,7 @@ async fn max_iterations_bounds_the_rounds_and_0_is_no_limit() {
         .then_text("Better.")
         .then_text("Better still.")
         .then_text("A third round would be one too many.");
-    let root = AgentLoader::new()
-        .model_resolver(ScriptedResolver::new().serve("local", bounded.clone()))
-        .load(fixture("keys/loop_limit"))
-        .await
-        .unwrap();
+    let root = load_on_local(&bounded, fixture("keys/loop_limit")).await;
     let outcome = run(&runner(root), "The sea is big.").await;
     expect![[r#"
         polish: "Better."
@@ -171,11 +162,7 @@ async fn max_iterations_bounds_the_rounds_and_0_is_no_limit() {
         .then_text("Better still.")
         .then_text("Nearly there.")
         .then_call("exit_loop", json!({}));
-    let root = AgentLoader::new()
-        .model_resolver(ScriptedResolver::new().serve("local", unlimited.clone()))
-        .load(fixture("keys/loop_limit/unlimited.yaml"))
-        .await
-        .unwrap();
+    let root = load_on_local(&unlimited, fixture("keys/loop_limit/unlimited.yaml")).await;
     let outcome = run(&runner(root), "The sea is big.").await;
     assert!(outcome.error.is_none(), "{}", outcome.render());
     assert_eq!(unlimited.remaining(), 0, "{}", outcome.render());

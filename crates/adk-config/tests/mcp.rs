@@ -10,7 +10,9 @@ use adk_config::AgentLoader;
 use adk_test::ScriptedModel;
 use adk_test::mcp_servers::{HttpEverything, installed};
 use serde_json::json;
-use support::{ScriptedResolver, load_error, render_requests, render_template, run, runner};
+use support::{
+    ScriptedResolver, load_error, load_on_local, render_requests, render_template, run, runner,
+};
 
 /// The text of the first function response among the events.
 fn response_text(outcome: &support::Outcome) -> String {
@@ -23,26 +25,24 @@ fn response_text(outcome: &support::Outcome) -> String {
         .unwrap_or_else(|| panic!("no function response:\n{}", outcome.render()))
 }
 
+/// Loads the config in `dir`, whose agent has the everything server's tools, on a model that
+/// calls `echo` with `message`; runs it and returns the tool's response and what the model was
+/// asked.
+async fn echo_through(dir: &Path, message: &str) -> (String, String) {
+    let model = ScriptedModel::new("local")
+        .then_call("echo", json!({"message": message}))
+        .then_text("It echoed.");
+    let outcome = run(&runner(load_on_local(&model, dir).await), "Echo something.").await;
+    assert!(outcome.error.is_none(), "{}", outcome.render());
+    (response_text(&outcome), render_requests(&model.requests()))
+}
+
 #[tokio::test]
 async fn a_stdio_server_from_yaml_serves_its_filtered_tools() {
     let dir = render_template("mcp/stdio", &[("EVERYTHING", &installed().everything())]);
-    let model = ScriptedModel::new("local")
-        .then_call("echo", json!({"message": "hello from YAML"}))
-        .then_text("It echoed.");
-    let root = AgentLoader::new()
-        .model_resolver(ScriptedResolver::new().serve("local", model.clone()))
-        .load(dir.path())
-        .await
-        .unwrap();
-    let outcome = run(&runner(root), "Echo something.").await;
-    assert!(outcome.error.is_none(), "{}", outcome.render());
-    assert!(
-        response_text(&outcome).contains("Echo: hello from YAML"),
-        "{}",
-        outcome.render()
-    );
+    let (response, requests) = echo_through(dir.path(), "hello from YAML").await;
+    assert!(response.contains("Echo: hello from YAML"), "{response}");
     // Only the two tools of `tool_filter` reach the model.
-    let requests = render_requests(&model.requests());
     assert!(requests.contains("tools: echo, get-sum\n"), "{requests}");
 }
 
@@ -50,21 +50,9 @@ async fn a_stdio_server_from_yaml_serves_its_filtered_tools() {
 async fn a_streamable_http_server_from_yaml_serves_its_tools() {
     let server = HttpEverything::start();
     let dir = render_template("mcp/http", &[("URL", &server.url())]);
-    let model = ScriptedModel::new("local")
-        .then_call("echo", json!({"message": "over HTTP"}))
-        .then_text("It echoed.");
-    let root = AgentLoader::new()
-        .model_resolver(ScriptedResolver::new().serve("local", model.clone()))
-        .load(dir.path())
-        .await
-        .unwrap();
-    let outcome = run(&runner(root), "Echo something.").await;
-    assert!(outcome.error.is_none(), "{}", outcome.render());
-    assert!(
-        response_text(&outcome).contains("Echo: over HTTP"),
-        "{}",
-        outcome.render()
-    );
+    let (response, requests) = echo_through(dir.path(), "over HTTP").await;
+    assert!(response.contains("Echo: over HTTP"), "{response}");
+    assert!(requests.contains("tools: echo\n"), "{requests}");
 }
 
 #[tokio::test]
@@ -85,12 +73,11 @@ async fn a_stdio_server_runs_in_the_working_directory_the_yaml_names() {
             json!({"path": files_dir.join("note.txt")}),
         )
         .then_text("The note says hello.");
-    let root = AgentLoader::new()
-        .model_resolver(ScriptedResolver::new().serve("local", model))
-        .load(dir.path())
-        .await
-        .unwrap();
-    let outcome = run(&runner(root), "Read the note.").await;
+    let outcome = run(
+        &runner(load_on_local(&model, dir.path()).await),
+        "Read the note.",
+    )
+    .await;
     assert!(outcome.error.is_none(), "{}", outcome.render());
     assert!(
         response_text(&outcome).contains("Written by the test."),
@@ -129,13 +116,8 @@ async fn no_server_starts_while_loading_good_or_bad_configs() {
 
     // A good tree loads without starting its server either: MCP servers start when an agent
     // first asks for their tools.
-    let resolver = ScriptedResolver::new().serve("local", ScriptedModel::new("local"));
     let good = lazy_tree(&marker, "exit_loop");
-    AgentLoader::new()
-        .model_resolver(resolver)
-        .load(good.path())
-        .await
-        .unwrap();
+    load_on_local(&ScriptedModel::new("local"), good.path()).await;
     assert!(!marker.exists(), "an MCP server started while loading");
 }
 
@@ -145,11 +127,7 @@ async fn the_server_starts_when_the_agent_first_asks_for_tools() {
     let marker = scratch.path().join("started");
     let tree = lazy_tree(&marker, "exit_loop");
     let model = ScriptedModel::new("local").then_text("Hello.");
-    let root = AgentLoader::new()
-        .model_resolver(ScriptedResolver::new().serve("local", model))
-        .load(tree.path())
-        .await
-        .unwrap();
+    let root = load_on_local(&model, tree.path()).await;
     assert!(!marker.exists());
     // The "server" is no MCP server, so asking for its tools fails; it was started all the same.
     let outcome = run(&runner(root), "Hi.").await;

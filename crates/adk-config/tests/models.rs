@@ -46,6 +46,16 @@ fn openai_answer(text: &str) -> MockResponse {
     )
 }
 
+/// Loads the config `path` with `resolver`, and asks its agent `question`.
+async fn ask(resolver: EnvModelResolver, path: &str, question: &str) -> support::Outcome {
+    let root = AgentLoader::new()
+        .model_resolver(resolver)
+        .load(fixture(path))
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    run(&runner(root), question).await
+}
+
 /// The final text the run ended with.
 fn final_text(outcome: &support::Outcome) -> String {
     outcome
@@ -62,12 +72,7 @@ async fn a_gemini_name_reaches_the_gemini_adapter() {
         ("GOOGLE_API_KEY", "test-key"),
         ("GOOGLE_GEMINI_BASE_URL", server.base_url().as_str()),
     ]);
-    let root = AgentLoader::new()
-        .model_resolver(resolver)
-        .load(fixture("models/gemini.yaml"))
-        .await
-        .unwrap();
-    let outcome = run(&runner(root), "Where is Paris?").await;
+    let outcome = ask(resolver, "models/gemini.yaml", "Where is Paris?").await;
     assert_eq!(final_text(&outcome), "Paris is in France.");
     let request = &server.requests()[0];
     assert_eq!(
@@ -91,12 +96,7 @@ async fn an_openai_name_reaches_the_openai_adapter_at_the_base_url() {
         ("OPENAI_API_KEY", "test-key"),
         ("OPENAI_BASE_URL", base_url.as_str()),
     ]);
-    let root = AgentLoader::new()
-        .model_resolver(resolver)
-        .load(fixture("models/openai.yaml"))
-        .await
-        .unwrap();
-    let outcome = run(&runner(root), "Where is Paris?").await;
+    let outcome = ask(resolver, "models/openai.yaml", "Where is Paris?").await;
     assert_eq!(final_text(&outcome), "Paris is in France.");
     let request = &server.requests()[0];
     assert_eq!(request.path, "/v1/chat/completions");
@@ -113,12 +113,7 @@ async fn an_agent_naming_no_model_gets_the_default_of_the_environment() {
         ("OPENAI_BASE_URL", base_url.as_str()),
         ("OPENAI_MODEL", "qwen2.5-0.5b-instruct"),
     ]);
-    let root = AgentLoader::new()
-        .model_resolver(resolver)
-        .load(fixture("models/no_model.yaml"))
-        .await
-        .unwrap();
-    let outcome = run(&runner(root), "Hi.").await;
+    let outcome = ask(resolver, "models/no_model.yaml", "Hi.").await;
     assert_eq!(final_text(&outcome), "Hello.");
     let request = &server.requests()[0];
     assert_eq!(request.json()["model"], "qwen2.5-0.5b-instruct");

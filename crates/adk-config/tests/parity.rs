@@ -15,7 +15,7 @@ use expect_test::expect;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use support::{ScriptedResolver, fixture, render_tree, run, runner, stored};
+use support::{ScriptedResolver, fixture, render_tree, run, runner};
 
 /// The arguments of `check_prime`.
 #[derive(Deserialize, JsonSchema)]
@@ -154,7 +154,7 @@ async fn the_guessing_game_loops_until_the_checker_exits() {
         checker_agent: call check_guess {"guess":42} call exit_loop {}
         checker_agent: response check_guess {"result":"right"} response exit_loop {"result":null} [escalate, skip summarization]
     "#]].assert_eq(&outcome.render());
-    assert_eq!(stored(&runner).await.state.get("guess"), Some(&json!("42")));
+    assert_eq!(outcome.state_set("guess"), Some(&json!("42")));
     assert_eq!(model.remaining(), 0);
 }
 

@@ -11,16 +11,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use adk_config::{AgentLoader, ConfigError, ModelResolver, ModelSpec};
-use adk_core::{
-    Agent, Content, Error, ErrorKind, Event, GetSessionRequest, Llm, LlmRequest, Result, Session,
-    SessionKey,
-};
+use adk_core::{Agent, Content, Error, ErrorKind, Llm, LlmRequest, Result};
 use adk_runner::{RunRequest, Runner};
 use adk_session::{InMemoryArtifactService, InMemoryMemoryService, InMemorySessionService};
-use adk_test::{ScriptedModel, SequentialIds, StepClock, render_events};
+use adk_test::{ScriptedModel, SequentialIds, StepClock};
 use adk_tool::FunctionTool;
 use async_trait::async_trait;
-use futures::StreamExt as _;
 use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -125,6 +121,16 @@ impl ModelResolver for ScriptedResolver {
     }
 }
 
+/// Loads the config at `path` with every model it names served by `model` as `local`, the
+/// default.
+pub async fn load_on_local(model: &ScriptedModel, path: impl AsRef<Path>) -> Arc<dyn Agent> {
+    AgentLoader::new()
+        .model_resolver(ScriptedResolver::new().serve("local", model.clone()))
+        .load(path)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
 /// The error loading `path` with `loader` ends with; panics when it loads.
 pub async fn load_error(loader: &AgentLoader, path: impl AsRef<Path>) -> ConfigError {
     match loader.load(path.as_ref()).await {
@@ -147,46 +153,12 @@ pub fn runner(root: Arc<dyn Agent>) -> Runner {
 }
 
 /// What a run yielded and the error that ended it.
-#[derive(Debug)]
-pub struct Outcome {
-    pub events: Vec<Event>,
-    pub error: Option<Error>,
-}
-
-impl Outcome {
-    /// The events one per line, then the error if there was one.
-    pub fn render(&self) -> String {
-        let mut log = render_events(&self.events);
-        if let Some(error) = &self.error {
-            let _ = writeln!(log, "error: {error}");
-        }
-        log
-    }
-}
+pub use adk_test::RunOutcome as Outcome;
 
 /// Runs the user's `text` in the test session to its end.
 pub async fn run(runner: &Runner, text: &str) -> Outcome {
     let request = RunRequest::new(USER, SESSION).message(Content::user(text));
-    let mut stream = std::pin::pin!(runner.run_request(request));
-    let mut events = Vec::new();
-    let mut error = None;
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(event) => events.push(event),
-            Err(failure) => error = Some(failure),
-        }
-    }
-    Outcome { events, error }
-}
-
-/// The test session as stored.
-pub async fn stored(runner: &Runner) -> Session {
-    runner
-        .session_service()
-        .get_session(GetSessionRequest::new(SessionKey::new(APP, USER, SESSION)))
-        .await
-        .unwrap()
-        .expect("the test session exists")
+    Outcome::collect(runner.run_request(request)).await
 }
 
 /// What a model was asked, one block per request: the system instruction, the declared tools,
