@@ -29,8 +29,14 @@ pub const ROOT_AGENT_FILE: &str = "root_agent.yaml";
 /// use adk_config::AgentLoader;
 /// use adk_tool::FunctionTool;
 ///
-/// async fn get_weather(city: String) -> Result<String, String> {
-///     Ok(format!("It is sunny in {city}."))
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct City {
+///     /// The city to report on.
+///     city: String,
+/// }
+///
+/// async fn get_weather(args: City) -> Result<String, String> {
+///     Ok(format!("It is sunny in {}.", args.city))
 /// }
 ///
 /// let root_agent = AgentLoader::new()

@@ -112,7 +112,8 @@ async fn malformed_yaml_is_a_syntax_error() {
 async fn agent_names_are_identifiers_unique_in_the_tree() {
     check("errors/missing_name.yaml", expect!["invalid: tests/fixtures/errors/missing_name.yaml:1:1: the key `name` is missing; an LlmAgent needs it"]).await;
     check("errors/bad_name.yaml", expect!["invalid: tests/fixtures/errors/bad_name.yaml:1:7: name: agent name `my-assistant` is not an identifier: use letters, digits and `_`, not starting with a digit (models transfer to agents by name)"]).await;
-    check("errors/duplicate_name", expect!["invalid: tests/fixtures/errors/duplicate_name/second.yaml:1:7: name: two agents are named `helper`: this one and the one in tests/fixtures/errors/duplicate_name/first.yaml; agent names must be unique in a tree (a file named by two `config_path`s makes two agents with its name)"]).await;
+    check("errors/duplicate_name", expect!["invalid: tests/fixtures/errors/duplicate_name/second.yaml:1:7: name: two agents are named `helper`: this one and the one in tests/fixtures/errors/duplicate_name/first.yaml; agent names must be unique in a tree"]).await;
+    check("errors/diamond", expect!["invalid: tests/fixtures/errors/diamond/shared.yaml:1:7: name: two agents are named `shared`: this file is named by two `config_path`s, which makes two agents of it, and agent names must be unique in a tree"]).await;
 }
 
 #[tokio::test]

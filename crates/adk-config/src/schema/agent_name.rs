@@ -26,14 +26,14 @@ impl<'de> Deserialize<'de> for AgentName {
                 if let Some(other) = names.get(name) {
                     return Err(if *other == context.shown_path {
                         format!(
-                            "two agents are named `{name}` in this file; agent names must be \
-                             unique in a tree"
+                            "two agents are named `{name}`: this file is named by two \
+                             `config_path`s, which makes two agents of it, and agent names \
+                             must be unique in a tree"
                         )
                     } else {
                         format!(
                             "two agents are named `{name}`: this one and the one in {}; agent \
-                             names must be unique in a tree (a file named by two `config_path`s \
-                             makes two agents with its name)",
+                             names must be unique in a tree",
                             other.display()
                         )
                     });
