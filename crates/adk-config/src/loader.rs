@@ -101,7 +101,8 @@ impl AgentLoader {
 
     /// Registers a function tool, which configs name by its name (`tools: [get_weather]`).
     /// A dotted name written for ADK Python (`my_package.tools.get_weather`) names the tool
-    /// registered under its last part. A later tool of the same name replaces an earlier one.
+    /// registered under its last part. A later tool of the same name replaces an earlier one; a
+    /// built-in tool's name names the built-in.
     pub fn function_tool(mut self, tool: Arc<dyn Tool>) -> Self {
         self.function_tools.insert(tool.name().to_owned(), tool);
         self
