@@ -1,5 +1,5 @@
-//! The `cargo xtask ci` pipeline: fmt, clippy, every feature set, tidy and test, run in order,
-//! stopping at the first failure.
+//! The `cargo xtask ci` pipeline: fmt, clippy, every feature set, tidy, codegen and test, run in
+//! order, stopping at the first failure.
 // The pipeline reports its progress on stdout, interleaved with the output of the cargo commands.
 #![allow(clippy::print_stdout)]
 
@@ -63,6 +63,10 @@ pub const STEPS: &[Step] = &[
     Step {
         name: "tidy",
         action: Action::Tidy,
+    },
+    Step {
+        name: "codegen",
+        action: Action::Cargo(&["xtask", "codegen", "--check"]),
     },
     Step {
         name: "test",
@@ -317,9 +321,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn steps_run_fmt_clippy_features_tidy_then_test() {
+    fn steps_run_fmt_clippy_features_tidy_codegen_then_test() {
         let names: Vec<_> = STEPS.iter().map(|step| step.name).collect();
-        assert_eq!(names, ["fmt", "clippy", "features", "tidy", "test"]);
+        assert_eq!(
+            names,
+            ["fmt", "clippy", "features", "tidy", "codegen", "test"]
+        );
     }
 
     #[test]
@@ -332,6 +339,7 @@ mod tests {
                 "cargo clippy --workspace --all-targets --all-features -- -D warnings",
                 "cargo check -p <each package> (defaults, no features, each feature alone)",
                 "cargo xtask tidy",
+                "cargo xtask codegen --check",
                 "cargo test --workspace --all-features",
             ]
         );

@@ -1,5 +1,5 @@
-//! The `cargo xtask` command line: dispatches `ci` and `tidy` to the xtask library, and
-//! `local-model` to its module.
+//! The `cargo xtask` command line: dispatches `ci`, `tidy` and `codegen` to the xtask library,
+//! and `local-model` to its module.
 // xtask is a developer tool whose output is meant for a terminal, so printing is its job.
 #![allow(clippy::print_stdout)]
 
@@ -8,16 +8,19 @@ mod local_model;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use xtask::{ci, tidy, workspace_root};
+use xtask::{ci, codegen, tidy, workspace_root};
 
 const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        run fmt --check, clippy -D warnings, the feature sets, tidy and the workspace tests,
-            in that order
+  ci        run fmt --check, clippy -D warnings, the feature sets, tidy, codegen --check and the
+            workspace tests, in that order
   features  check every package with its defaults, with no features and with each feature alone
   tidy      check layering, `//!` doc headers and forbidden attributes and macros
+  codegen [--check]
+            write the files generated from Rust types (schemas/agent-config.schema.json);
+            with --check, write nothing and fail when a committed one is stale
   help      print this message
 ";
 
@@ -43,6 +46,8 @@ fn run(args: Vec<String>) -> anyhow::Result<()> {
         ["ci"] => ci::run(&root),
         ["features"] => ci::check_feature_sets(&root),
         ["tidy"] => tidy::run(&root),
+        ["codegen"] => codegen::run(&root, codegen::Mode::Write),
+        ["codegen", "--check"] => codegen::run(&root, codegen::Mode::Check),
         ["local-model", rest @ ..] => local_model::run(rest),
         [] | ["help" | "-h" | "--help"] => {
             println!("{USAGE}{}", local_model::USAGE);

@@ -1,7 +1,10 @@
 //! `a2a`: one app served over the Agent2Agent protocol on its own, until Ctrl-C or SIGTERM.
 
+use std::sync::Arc;
+
 use adk_a2a::A2aServer;
 use adk_server::shutdown_signal;
+use adk_tool::Tool;
 
 use crate::apps::{self, App};
 use crate::args::A2aArgs;
@@ -9,9 +12,13 @@ use crate::error::{Context as _, LaunchError, LaunchErrorKind};
 use crate::store;
 
 /// Serves the app `args` name (or the only one) over A2A.
-pub(crate) async fn serve(apps: &[App], args: A2aArgs) -> Result<(), LaunchError> {
+pub(crate) async fn serve(
+    apps: &[App],
+    function_tools: &[Arc<dyn Tool>],
+    args: A2aArgs,
+) -> Result<(), LaunchError> {
     let app = apps::choose(apps, args.agent.as_deref())?;
-    let built = apps::build(std::slice::from_ref(app), &args.model).await?;
+    let built = apps::build(std::slice::from_ref(&app), &args.model, function_tools).await?;
     let services = store::open(&args.services).await?;
     let (app_name, agent) = built.apps[0].clone();
     let runner = services.runner(&app_name, agent, true)?;

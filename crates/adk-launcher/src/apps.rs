@@ -1,9 +1,17 @@
-//! The apps a launcher knows, and building the ones a command runs: a ready agent tree, or one
-//! built on the model the command line chooses (started only when some app needs it).
+//! The apps a launcher knows, and building the ones a command runs: a ready agent tree, one built
+//! on the model the command line chooses, or agents described in YAML. Models are made ready only
+//! when an app needs them, and the local model is started at most once.
 
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use adk_core::{Agent, Llm, RunConfig};
+use adk_config::{AgentLoader, EnvModelResolver, ModelResolver, ModelSpec, ROOT_AGENT_FILE};
+use adk_core::{Agent, Error, ErrorKind, Llm, RunConfig};
+use adk_tool::Tool;
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use tokio::sync::OnceCell;
 
 use crate::args::ModelArgs;
 use crate::error::{Context as _, LaunchError, LaunchErrorKind};
@@ -20,6 +28,10 @@ pub(crate) enum AppSource {
     Agent(Arc<dyn Agent>),
     /// A tree built on the model the command line chooses.
     OnModel(BuildOnModel),
+    /// A tree described by a YAML config: a `root_agent.yaml` file or the folder holding it.
+    Yaml(PathBuf),
+    /// Every app of a folder of YAML agents (each subfolder holding a `root_agent.yaml`).
+    YamlDir(PathBuf),
 }
 
 /// An app: the name its sessions are stored under and where its agent tree comes from.
@@ -29,56 +41,190 @@ pub(crate) struct App {
     pub(crate) source: AppSource,
 }
 
-/// The agent trees of the apps a command runs, and the model they were built on (kept alive: a
+impl App {
+    /// The YAML agent at `path` (a folder holding a `root_agent.yaml`, or a `.yaml` file), named
+    /// after its folder; `None` when `path` is neither.
+    pub(crate) fn yaml(path: &Path) -> Option<Self> {
+        let (file, dir) = if path.is_dir() {
+            (path.join(ROOT_AGENT_FILE), path.to_path_buf())
+        } else {
+            let dir = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
+            (path.to_path_buf(), dir)
+        };
+        let is_yaml = file
+            .extension()
+            .is_some_and(|extension| extension == "yaml" || extension == "yml");
+        if !is_yaml || !file.is_file() {
+            return None;
+        }
+        let dir = dir.canonicalize().unwrap_or(dir);
+        let name = dir.file_name().map_or_else(
+            || "agent".to_owned(),
+            |name| name.to_string_lossy().into_owned(),
+        );
+        Some(Self {
+            name,
+            source: AppSource::Yaml(file),
+        })
+    }
+}
+
+/// The agent trees of the apps a command runs, and the models they were built on (kept alive: a
 /// local model's server stops when it is dropped).
 pub(crate) struct BuiltApps {
     pub(crate) apps: Vec<(String, Arc<dyn Agent>)>,
-    pub(crate) model: Option<ChosenModel>,
+    models: Arc<Models>,
 }
 
 impl BuiltApps {
-    /// The settings runs start from: the loop guard when the chosen model needs it.
+    /// The settings runs start from: the loop guard when the local model is in use.
     pub(crate) fn run_config(&self) -> RunConfig {
         let config = RunConfig::default();
-        match self
-            .model
-            .as_ref()
-            .and_then(|model| model.max_repeated_tool_calls)
-        {
+        match self.models.max_repeated_tool_calls() {
             Some(limit) => config.with_max_repeated_tool_calls(limit),
             None => config,
         }
     }
 
-    /// The chosen model's name, or a word saying the apps bring their own.
+    /// The names of the models the command line made ready, or a word saying the apps brought
+    /// their own.
     pub(crate) fn model_name(&self) -> String {
-        self.model.as_ref().map_or_else(
-            || "their own models".to_owned(),
-            |model| model.llm.name().to_owned(),
-        )
+        let mut names: BTreeSet<String> = [self.models.chosen.get(), self.models.local.get()]
+            .into_iter()
+            .flatten()
+            .map(|model| model.llm.name().to_owned())
+            .collect();
+        names.extend(self.models.resolved.lock().iter().cloned());
+        let names: Vec<String> = names.into_iter().collect();
+        if names.is_empty() {
+            "their own models".to_owned()
+        } else {
+            names.join(" and ")
+        }
     }
 }
 
-/// Builds `apps`, choosing a model when the first app that needs one is built.
-pub(crate) async fn build(apps: &[App], model_args: &ModelArgs) -> Result<BuiltApps, LaunchError> {
-    let mut model: Option<ChosenModel> = None;
+/// Builds `apps`, making models ready as the first app that needs each one is built.
+pub(crate) async fn build(
+    apps: &[App],
+    model_args: &ModelArgs,
+    function_tools: &[Arc<dyn Tool>],
+) -> Result<BuiltApps, LaunchError> {
+    let models = Arc::new(Models {
+        args: model_args.clone(),
+        chosen: OnceCell::new(),
+        local: OnceCell::new(),
+        resolved: Mutex::new(BTreeSet::new()),
+    });
+    let loader = function_tools.iter().fold(
+        AgentLoader::new().model_resolver(SharedModels(models.clone())),
+        |loader, tool| loader.function_tool(tool.clone()),
+    );
     let mut built = Vec::with_capacity(apps.len());
     for app in apps {
-        let agent = match &app.source {
-            AppSource::Agent(agent) => agent.clone(),
+        match &app.source {
+            AppSource::Agent(agent) => built.push((app.name.clone(), agent.clone())),
             AppSource::OnModel(build) => {
-                let chosen = match &mut model {
-                    Some(chosen) => chosen,
-                    empty @ None => empty.insert(model::choose(model_args).await?),
-                };
-                build(chosen.llm.clone()).context(LaunchErrorKind::Agent, || {
+                let chosen = models.chosen().await?;
+                let agent = build(chosen.llm.clone()).context(LaunchErrorKind::Agent, || {
                     format!("cannot build the agent of {}", app.name)
-                })?
+                })?;
+                built.push((app.name.clone(), agent));
             }
-        };
-        built.push((app.name.clone(), agent));
+            AppSource::Yaml(path) => {
+                let agent = loader
+                    .load(path)
+                    .await
+                    .context(LaunchErrorKind::Agent, || {
+                        format!("cannot load the agent {}", path.display())
+                    })?;
+                built.push((app.name.clone(), agent));
+            }
+            AppSource::YamlDir(dir) => {
+                let loaded = loader
+                    .load_apps(dir)
+                    .await
+                    .context(LaunchErrorKind::Agent, || {
+                        format!("cannot load the agents of {}", dir.display())
+                    })?;
+                built.extend(loaded.into_iter().map(|app| (app.name, app.root_agent)));
+            }
+        }
     }
-    Ok(BuiltApps { apps: built, model })
+    Ok(BuiltApps {
+        apps: built,
+        models,
+    })
+}
+
+/// The models of one command: the one the flags and the environment choose, and the local model
+/// when a YAML agent names `local`; each made ready once, on first need.
+struct Models {
+    args: ModelArgs,
+    chosen: OnceCell<ChosenModel>,
+    local: OnceCell<ChosenModel>,
+    /// The names of the hosted models YAML agents were given.
+    resolved: Mutex<BTreeSet<String>>,
+}
+
+impl Models {
+    async fn chosen(&self) -> Result<&ChosenModel, LaunchError> {
+        self.chosen
+            .get_or_try_init(|| model::choose(&self.args))
+            .await
+    }
+
+    async fn local(&self) -> Result<&ChosenModel, LaunchError> {
+        if let Some(chosen) = self.chosen.get()
+            && chosen.max_repeated_tool_calls.is_some()
+        {
+            // The chosen model is the local one already: one server is enough.
+            return Ok(chosen);
+        }
+        self.local.get_or_try_init(model::local_model).await
+    }
+
+    /// The loop guard of the local model, when it is in use.
+    fn max_repeated_tool_calls(&self) -> Option<u32> {
+        [self.chosen.get(), self.local.get()]
+            .into_iter()
+            .flatten()
+            .find_map(|model| model.max_repeated_tool_calls)
+    }
+}
+
+/// The launcher's models as the YAML loader's resolver: `local` is the launcher's local model,
+/// an agent that names no model gets the one the flags choose (or the environment's).
+struct SharedModels(Arc<Models>);
+
+#[async_trait]
+impl ModelResolver for SharedModels {
+    async fn resolve(&self, spec: &ModelSpec) -> adk_core::Result<Arc<dyn Llm>> {
+        let models = &self.0;
+        match spec {
+            ModelSpec::Local if models.args.no_local_model => Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "the agent's model is `local`, but the local model is turned off; {}",
+                    model::NOTHING_CONFIGURED
+                ),
+            )),
+            ModelSpec::Local => models
+                .local()
+                .await
+                .map(|model| model.llm.clone())
+                .map_err(|error| Error::new(ErrorKind::Config, error.one_line())),
+            other => {
+                let llm = EnvModelResolver::new().resolve(other).await?;
+                models.resolved.lock().insert(llm.name().to_owned());
+                Ok(llm)
+            }
+        }
+    }
+
+    fn default_model(&self) -> ModelSpec {
+        model::flagged_spec(&self.0.args).unwrap_or_else(|| EnvModelResolver::new().default_model())
+    }
 }
 
 /// The app named `name`, or an error listing the apps.
@@ -88,23 +234,30 @@ pub(crate) fn find<'a>(apps: &'a [App], name: &str) -> Result<&'a App, LaunchErr
         LaunchError::new(
             LaunchErrorKind::Usage,
             format!(
-                "no agent named '{name}'; choose one of: {}",
+                "no agent named '{name}'; choose one of: {}, or name a folder holding a {ROOT_AGENT_FILE}",
                 names.join(", ")
             ),
         )
     })
 }
 
-/// The app a command that runs one app talks to: the one named, or the only one.
-pub(crate) fn choose<'a>(apps: &'a [App], name: Option<&str>) -> Result<&'a App, LaunchError> {
+/// The app a command that runs one app talks to: a YAML agent at the path given, the app named,
+/// or the only one.
+pub(crate) fn choose(apps: &[App], name: Option<&str>) -> Result<App, LaunchError> {
     match (name, apps) {
-        (Some(name), _) => find(apps, name),
-        (None, [only]) => Ok(only),
+        (Some(name), _) => match App::yaml(Path::new(name)) {
+            Some(app) => Ok(app),
+            None => find(apps, name).cloned(),
+        },
+        (None, [only]) => Ok(only.clone()),
         (None, _) => {
             let names: Vec<&str> = apps.iter().map(|app| app.name.as_str()).collect();
             Err(LaunchError::new(
                 LaunchErrorKind::Usage,
-                format!("name the agent to run: one of {}", names.join(", ")),
+                format!(
+                    "name the agent to run: one of {}, or a folder holding a {ROOT_AGENT_FILE}",
+                    names.join(", ")
+                ),
             ))
         }
     }

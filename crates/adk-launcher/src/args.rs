@@ -173,7 +173,7 @@ pub(crate) struct ServiceArgs {
 }
 
 /// Which model the agents talk to.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub(crate) struct ModelArgs {
     /// The model provider; by default chosen from the environment.
     #[arg(long, value_enum, env = "ADK_PROVIDER")]

@@ -13,6 +13,11 @@ const CHECKOUT_FACADE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../adk");
 /// Creates the project `args` describe and says what to do next.
 pub(crate) fn create(args: &CreateArgs) -> Result<(), LaunchError> {
     check_name(&args.name)?;
+    if let Some(model) = &args.model {
+        model
+            .parse::<adk_config::ModelSpec>()
+            .map_err(|message| LaunchError::new(LaunchErrorKind::Usage, message))?;
+    }
     let dir = PathBuf::from(&args.name);
     if dir.exists() {
         return Err(LaunchError::new(
@@ -280,7 +285,8 @@ async fn the_agent_calls_its_tool_then_answers() {
 }
 "#;
 
-const YAML: &str = r#"# An agent in YAML: `adk run <this folder>` talks to it, `adk web <the parent folder>` serves it.
+const YAML: &str = r#"# yaml-language-server: $schema=https://raw.githubusercontent.com/adk-rs/adk-rs/main/schemas/agent-config.schema.json
+# An agent in YAML: `adk run <this folder>` talks to it, `adk web <the parent folder>` serves it.
 name: {{name}}
 {{model}}description: A helpful assistant.
 instruction: You are a helpful assistant. Answer the user's questions in a few sentences.

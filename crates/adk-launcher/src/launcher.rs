@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use adk_core::{Agent, Llm};
+use adk_tool::Tool;
 use clap::{CommandFactory as _, FromArgMatches as _};
 
 use crate::apps::{App, AppSource};
@@ -47,6 +48,7 @@ use crate::{a2a, create, serve, terminal};
 #[must_use]
 pub struct Launcher {
     apps: Vec<App>,
+    function_tools: Vec<Arc<dyn Tool>>,
 }
 
 impl Launcher {
@@ -74,6 +76,13 @@ impl Launcher {
             name: name.into(),
             source: AppSource::OnModel(Arc::new(build)),
         });
+        self
+    }
+
+    /// Registers `tool` for agents described in YAML: a config's `tools: [name]` finds it by its
+    /// name (see `adk-config`).
+    pub fn function_tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.function_tools.push(tool);
         self
     }
 
@@ -129,13 +138,15 @@ impl Launcher {
 
     async fn execute(self, command: Command) -> Result<(), LaunchError> {
         match command {
-            Command::Run(args) => terminal::run(&self.apps, args).await,
+            Command::Run(args) => terminal::run(&self.apps, &self.function_tools, args).await,
             Command::Web(args) => {
                 let ui = !args.no_ui;
-                serve::serve(&self.apps, args, ui).await
+                serve::serve(&self.apps, &self.function_tools, args, ui).await
             }
-            Command::ApiServer(args) => serve::serve(&self.apps, args, false).await,
-            Command::A2a(args) => a2a::serve(&self.apps, args).await,
+            Command::ApiServer(args) => {
+                serve::serve(&self.apps, &self.function_tools, args, false).await
+            }
+            Command::A2a(args) => a2a::serve(&self.apps, &self.function_tools, args).await,
             Command::Create(args) => create::create(&args),
         }
     }
@@ -147,6 +158,14 @@ impl std::fmt::Debug for Launcher {
             .field(
                 "apps",
                 &self.apps.iter().map(|app| &app.name).collect::<Vec<_>>(),
+            )
+            .field(
+                "function_tools",
+                &self
+                    .function_tools
+                    .iter()
+                    .map(|tool| tool.name())
+                    .collect::<Vec<_>>(),
             )
             .finish()
     }

@@ -4,7 +4,7 @@
 //!
 //! | subcommand | what it does |
 //! |---|---|
-//! | `run [AGENT]` | an interactive terminal session: streamed answers, visible tool calls, tool confirmations |
+//! | `run [AGENT]` | an interactive terminal session: streamed answers, visible tool calls, tool confirmations; `AGENT` may be a folder holding a `root_agent.yaml` |
 //! | `web [DIR]` | ADK's REST + SSE API with the adk-web dev UI at `/dev-ui/` |
 //! | `api_server [DIR]` | the same API without the UI (`--a2a` adds A2A at `/a2a/{app}` to both) |
 //! | `a2a [AGENT]` | one agent over the Agent2Agent protocol: its card and JSON-RPC |
@@ -16,6 +16,11 @@
 //! (`memory://`, `sqlite://path`), or `--in-memory` for all three. The model comes from
 //! `--provider`/`--model` or the environment (`GOOGLE_API_KEY`, `OPENAI_API_KEY`,
 //! `OPENAI_BASE_URL`), else a local model that needs no key (see `adk-local-model`).
+//!
+//! Agents described in YAML (ADK Python's `root_agent.yaml`, loaded by `adk-config`) run with no
+//! compiling: `run path/to/agent_dir`, or `web path/to/agents_dir` for every app of a folder; a
+//! config's `model: local` is the launcher's local model, and its `tools:` find the function
+//! tools registered with [`Launcher::function_tool`].
 //!
 //! ```no_run
 //! use std::process::ExitCode;

@@ -49,6 +49,29 @@ pub(crate) async fn choose(args: &ModelArgs) -> Result<ChosenModel, LaunchError>
     })
 }
 
+/// The local model, as [`choose`] starts it when nothing else is configured.
+pub(crate) async fn local_model() -> Result<ChosenModel, LaunchError> {
+    local().await
+}
+
+/// The model name a YAML config would write for what the flags choose, when they choose one.
+pub(crate) fn flagged_spec(args: &ModelArgs) -> Option<adk_config::ModelSpec> {
+    let provider = args.provider?;
+    Some(match provider {
+        Provider::Gemini => adk_config::ModelSpec::Gemini(
+            args.model
+                .clone()
+                .unwrap_or_else(|| DEFAULT_GEMINI_MODEL.to_owned()),
+        ),
+        Provider::Openai => adk_config::ModelSpec::OpenAi(
+            args.model
+                .clone()
+                .or_else(|| non_empty_env("OPENAI_MODEL"))
+                .unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_owned()),
+        ),
+    })
+}
+
 /// Starts the local model: downloads and builds it on first use, then serves it on loopback and
 /// talks to it through the OpenAI-compatible adapter with prompted tool calling (SmolLM2 has no
 /// native tool calls; the server constrains its answers to a JSON schema instead), with the loop

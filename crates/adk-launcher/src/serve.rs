@@ -1,19 +1,34 @@
 //! `web` and `api_server`: the apps served over ADK's REST + SSE API, with the adk-web dev UI for
 //! `web`, until Ctrl-C or SIGTERM.
 
+use std::sync::Arc;
+
 use adk_server::{Server, ServerConfig, dev_ui, shutdown_signal};
 use adk_telemetry::span_store::SpanStore;
+use adk_tool::Tool;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer as _};
 
-use crate::apps::{self, App};
+use crate::apps::{self, App, AppSource};
 use crate::args::ServeArgs;
 use crate::error::{Context as _, LaunchError, LaunchErrorKind};
 use crate::store;
 
 /// Serves every app until a shutdown signal; with `ui`, the dev UI too.
-pub(crate) async fn serve(apps: &[App], args: ServeArgs, ui: bool) -> Result<(), LaunchError> {
+pub(crate) async fn serve(
+    apps: &[App],
+    function_tools: &[Arc<dyn Tool>],
+    args: ServeArgs,
+    ui: bool,
+) -> Result<(), LaunchError> {
+    let mut apps = apps.to_vec();
+    if let Some(dir) = &args.agents_dir {
+        apps.push(App {
+            name: dir.display().to_string(),
+            source: AppSource::YamlDir(dir.clone()),
+        });
+    }
     if apps.is_empty() {
         return Err(LaunchError::new(
             LaunchErrorKind::Usage,
@@ -44,7 +59,7 @@ pub(crate) async fn serve(apps: &[App], args: ServeArgs, ui: bool) -> Result<(),
         None
     };
 
-    let built = apps::build(apps, &args.model).await?;
+    let built = apps::build(&apps, &args.model, function_tools).await?;
     let services = store::open(&args.services).await?;
     let runners = built
         .apps

@@ -2,6 +2,7 @@
 //! shows tool calls and results, and asks the user to confirm the calls tools want confirmed.
 
 use std::io::{IsTerminal as _, Write as _};
+use std::sync::Arc;
 use std::time::Duration;
 
 use adk_core::{
@@ -9,6 +10,7 @@ use adk_core::{
     StreamingMode,
 };
 use adk_runner::{RunRequest, Runner};
+use adk_tool::Tool;
 use futures::StreamExt as _;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
@@ -26,9 +28,13 @@ const REQUEST_CONFIRMATION: &str = "adk_request_confirmation";
 const SHOWN_RESULT_CHARS: usize = 300;
 
 /// Runs `run`: an interactive session with one of `apps`.
-pub(crate) async fn run(apps: &[App], args: RunArgs) -> Result<(), LaunchError> {
+pub(crate) async fn run(
+    apps: &[App],
+    function_tools: &[Arc<dyn Tool>],
+    args: RunArgs,
+) -> Result<(), LaunchError> {
     let app = apps::choose(apps, args.agent.as_deref())?;
-    let built = apps::build(std::slice::from_ref(app), &args.model).await?;
+    let built = apps::build(std::slice::from_ref(&app), &args.model, function_tools).await?;
     let services = store::open(&args.services).await?;
     let (app_name, agent) = built.apps[0].clone();
     let runner = services.runner(&app_name, agent, true)?;

@@ -4,17 +4,20 @@
 //! shared fixtures (the recorded model traffic and the wire-format captures), reading recorded HTTP
 //! traffic in the formats found there ([`recording`]), and a loopback HTTP server that serves
 //! recorded or scripted responses ([`MockServer`]), a headless browser driven over WebDriver
-//! ([`browser::Browser`]), and the Python A2A peers installed from PyPI ([`python_peers`]). It
-//! depends only on the lowest layers and is never a normal dependency of a library crate.
+//! ([`browser::Browser`]), the Python A2A peers installed from PyPI ([`python_peers`]) and the real
+//! MCP servers from npm ([`mcp_servers`]). It depends only on the lowest layers and is never a
+//! normal dependency of a library crate.
 
 mod agent_run;
 pub mod browser;
 mod cache;
 mod closure_tool;
 mod harness;
+pub mod mcp_servers;
 pub mod python_peers;
 pub mod recording;
 mod replay;
+mod run_outcome;
 mod scripted_model;
 mod seams;
 mod shared;
@@ -27,6 +30,7 @@ pub use closure_tool::ClosureTool;
 pub use harness::{TestArgs, run_single_test};
 pub use recording::{Exchange, RecordingError, load_recording};
 pub use replay::{BodyEnd, ChunkGate, MockResponse, MockServer, ReceivedRequest};
+pub use run_outcome::RunOutcome;
 pub use scripted_model::ScriptedModel;
 pub use seams::{SequentialIds, StepClock};
 pub use shared::{SHARED_DIR_ENV, shared_dir, shared_file};

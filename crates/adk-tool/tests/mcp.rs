@@ -8,13 +8,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use adk_test::mcp_servers::{HttpEverything, installed};
 use adk_tool::mcp::McpToolset;
 use adk_tool::{
     CONFIRMATION_REQUIRED_MESSAGE, Tool, ToolError, ToolErrorKind, ToolFilter, Toolset,
 };
 use serde_json::{Value, json};
 use support::TestToolContext;
-use support::mcp_servers::{HttpEverything, installed};
 
 fn everything_over_stdio() -> McpToolset {
     McpToolset::stdio("node", [installed().everything(), "stdio".to_owned()])

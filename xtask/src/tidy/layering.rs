@@ -4,7 +4,7 @@
 //! L0   adk-core
 //! L1   adk-telemetry, adk-model, adk-tool, adk-session, adk-local-model
 //! L2   adk-flow
-//! L3   adk-runner, adk-orchestrator
+//! L3   adk-runner, adk-orchestrator, adk-config
 //! L4   adk-a2a, and any other crate under crates/
 //! L5   adk-server
 //! L6   adk-launcher
@@ -61,6 +61,8 @@ pub const LAYER_TABLE: &[(&str, Tier)] = &[
     // The orchestrator and the run loop are agents above the flow: they see the flow's agents
     // only as `dyn Agent`, and run under the runner like every agent.
     ("adk-orchestrator", Tier::Layer(3)),
+    // YAML agent configs build flow agents; the runner is not needed to build them.
+    ("adk-config", Tier::Layer(3)),
     ("adk-a2a", Tier::Layer(4)),
     // The server mounts the crates of L4 (A2A) behind its features.
     ("adk-server", Tier::Layer(5)),
@@ -420,6 +422,8 @@ mod tests {
         assert_eq!(edge("adk", "adk-runner", DepKind::Build), None);
         assert_eq!(edge("adk-server", "adk-runner", DepKind::Normal), None);
         assert_eq!(edge("adk-server", "adk-a2a", DepKind::Normal), None);
+        assert_eq!(edge("adk-config", "adk-flow", DepKind::Normal), None);
+        assert_eq!(edge("adk-server", "adk-config", DepKind::Normal), None);
     }
 
     #[test]

@@ -4,19 +4,17 @@
 // Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use adk_core::{
-    Agent, Content, Error, Event, FunctionCallId, FunctionResponse, GetSessionRequest, Part, Role,
+    Agent, Content, Event, FunctionCallId, FunctionResponse, GetSessionRequest, Part, Role,
     RunConfig, Session, SessionKey,
 };
 use adk_flow::{LlmAgent, LlmAgentBuilder};
 use adk_runner::{RunRequest, Runner, RunnerBuilder};
 use adk_session::InMemorySessionService;
-use adk_test::{ScriptedModel, SequentialIds, StepClock, render_events};
+use adk_test::{ScriptedModel, SequentialIds, StepClock};
 use expect_test::Expect;
-use futures::StreamExt as _;
 
 pub(crate) const APP: &str = "app";
 pub(crate) const USER: &str = "ada";
@@ -38,39 +36,11 @@ pub(crate) fn agent(name: &str, model: &ScriptedModel) -> LlmAgentBuilder {
 }
 
 /// What a run yielded and the error that ended it.
-#[derive(Debug)]
-pub(crate) struct Outcome {
-    pub(crate) events: Vec<Event>,
-    pub(crate) error: Option<Error>,
-}
-
-impl Outcome {
-    pub(crate) fn render(&self) -> String {
-        let mut log = render_events(&self.events);
-        if let Some(error) = &self.error {
-            let _ = writeln!(log, "error: {error}");
-        }
-        log
-    }
-
-    /// The last event, which a test expects to exist.
-    pub(crate) fn last(&self) -> &Event {
-        self.events.last().expect("the run yielded events")
-    }
-}
+pub(crate) use adk_test::RunOutcome as Outcome;
 
 /// Runs `request` to its end.
 pub(crate) async fn run_request(runner: &Runner, request: RunRequest) -> Outcome {
-    let mut stream = std::pin::pin!(runner.run_request(request));
-    let mut events = Vec::new();
-    let mut error = None;
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(event) => events.push(event),
-            Err(failure) => error = Some(failure),
-        }
-    }
-    Outcome { events, error }
+    Outcome::collect(runner.run_request(request)).await
 }
 
 /// Runs the user's `text` in the test session.

@@ -4,9 +4,6 @@
 //! Each test binary uses part of it.
 #![allow(dead_code, unreachable_pub)]
 
-#[cfg(feature = "mcp")]
-pub mod mcp_servers;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -1,4 +1,5 @@
-//! The real MCP servers the MCP tests run, installed from npm on first use.
+//! The real MCP servers the MCP tests of adk-tool and adk-config run, installed from npm on first
+//! use.
 //!
 //! The servers are installed with `npm install --prefix <dir>` into `$ADK_MCP_SERVERS_DIR`
 //! (by default `$HOME/.cache/adk-rs/mcp-servers`), at pinned versions. An exclusive file lock
@@ -52,7 +53,7 @@ impl McpServers {
 pub fn installed() -> &'static McpServers {
     static SERVERS: OnceLock<McpServers> = OnceLock::new();
     SERVERS.get_or_init(|| {
-        let dir = adk_test::cache_dir(SERVERS_DIR_ENV, "mcp-servers");
+        let dir = crate::cache_dir(SERVERS_DIR_ENV, "mcp-servers");
         install(&dir);
         McpServers { dir }
     })
@@ -63,7 +64,7 @@ fn install(dir: &Path) {
         .iter()
         .map(|(name, version)| format!("{name}@{version}"))
         .collect();
-    adk_test::install_once(dir, &wanted.join("\n"), |dir| npm_install(dir, &wanted));
+    crate::install_once(dir, &wanted.join("\n"), |dir| npm_install(dir, &wanted));
 }
 
 fn npm_install(dir: &Path, wanted: &[String]) {
@@ -103,6 +104,7 @@ pub struct HttpEverything {
 }
 
 impl HttpEverything {
+    /// Starts the server and waits until it listens.
     pub fn start() -> Self {
         let port = free_port();
         let child = Command::new("node")
@@ -126,6 +128,7 @@ impl HttpEverything {
         server
     }
 
+    /// The server's MCP endpoint.
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}/mcp", self.port)
     }
