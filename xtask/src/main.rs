@@ -3,6 +3,7 @@
 // xtask is a developer tool whose output is meant for a terminal, so printing is its job.
 #![allow(clippy::print_stdout)]
 
+mod bench;
 mod local_model;
 
 use std::process::ExitCode;
@@ -18,6 +19,8 @@ commands:
             workspace tests, in that order
   features  check every package with its defaults, with no features and with each feature alone
   tidy      check layering, `//!` doc headers and forbidden attributes and macros
+  bench     measure the performance workload of perf/ beside its floor (instructions with
+            callgrind, cold start, memory, concurrency)
   codegen [--check]
             write the files generated from Rust types (schemas/agent-config.schema.json);
             with --check, write nothing and fail when a committed one is stale
@@ -48,6 +51,7 @@ fn run(args: Vec<String>) -> anyhow::Result<()> {
         ["tidy"] => tidy::run(&root),
         ["codegen"] => codegen::run(&root, codegen::Mode::Write),
         ["codegen", "--check"] => codegen::run(&root, codegen::Mode::Check),
+        ["bench"] => bench::run(&root),
         ["local-model", rest @ ..] => local_model::run(rest),
         [] | ["help" | "-h" | "--help"] => {
             println!("{USAGE}{}", local_model::USAGE);
