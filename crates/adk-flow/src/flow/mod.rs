@@ -5,6 +5,7 @@
 //! postprocess each response, finalize the model-response event, handle its function calls, ask for
 //! confirmations, emit structured output, and transfer to the chosen agent.
 
+mod call_ids;
 mod function_calls;
 mod model_call;
 mod repeated_calls;
@@ -173,8 +174,9 @@ fn is_empty_response(response: &LlmResponse) -> bool {
     response.content.is_none() && response.error_code.is_none() && response.interrupted.is_none()
 }
 
-/// Turns a model response into the agent's event: ids for function calls that lack them, the ids
-/// of long-running calls, author and branch, and the state the model callbacks set.
+/// Turns a model response into the agent's event: function-call ids unique in the session (see
+/// `call_ids`), the ids of long-running calls, author and branch, and the state the model
+/// callbacks set.
 fn finalize_model_response_event(
     step: &Step,
     callback_ctx: &CallbackContext,
@@ -185,24 +187,17 @@ fn finalize_model_response_event(
     if !event.is_partial() {
         event.actions.merge(callback_ctx.take_actions());
     }
-    let Some(content) = event.response.content.as_mut() else {
-        return event;
-    };
+    call_ids::make_unique(&step.ctx, &mut event);
     let mut long_running = Vec::new();
     let mut has_calls = false;
-    for part in &mut content.parts {
-        if let adk_core::PartData::FunctionCall(call) = &mut part.data {
-            has_calls = true;
-            let id = call
-                .id
-                .get_or_insert_with(|| step.ctx.ids().function_call_id());
-            if step
-                .tools
-                .get(&call.name)
-                .is_some_and(|tool| tool.is_long_running())
-            {
-                long_running.push(id.clone());
-            }
+    for call in event.function_calls() {
+        has_calls = true;
+        if step
+            .tools
+            .get(&call.name)
+            .is_some_and(|tool| tool.is_long_running())
+        {
+            long_running.extend(call.id.clone());
         }
     }
     if has_calls {
