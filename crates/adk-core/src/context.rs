@@ -56,7 +56,14 @@ pub struct RunConfig {
     /// one tool with the same arguments in one invocation; later calls are answered with an error
     /// instead of running the tool. `None` (the default) means no limit.
     pub max_repeated_tool_calls: Option<u32>,
+    /// The largest tool result, in bytes of its JSON, that reaches the history (and so the model
+    /// and storage) whole; a larger one is cut to this size with a note saying so. Default
+    /// [`DEFAULT_MAX_TOOL_RESULT_BYTES`] (512 KiB); `0` means no limit.
+    pub max_tool_result_bytes: usize,
 }
+
+/// The default of [`RunConfig::max_tool_result_bytes`]: 512 KiB, about 130 000 tokens.
+pub const DEFAULT_MAX_TOOL_RESULT_BYTES: usize = 512 * 1024;
 
 impl Default for RunConfig {
     fn default() -> Self {
@@ -66,6 +73,7 @@ impl Default for RunConfig {
             custom_metadata: Map::new(),
             save_input_blobs_as_artifacts: false,
             max_repeated_tool_calls: None,
+            max_tool_result_bytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
         }
     }
 }
@@ -87,6 +95,12 @@ impl RunConfig {
     /// (at least 1), for agents that set no limit of their own.
     pub fn with_max_repeated_tool_calls(mut self, limit: u32) -> Self {
         self.max_repeated_tool_calls = Some(limit.max(1));
+        self
+    }
+
+    /// Sets the largest tool result kept whole, in bytes of its JSON (`0`: no limit).
+    pub fn with_max_tool_result_bytes(mut self, limit: usize) -> Self {
+        self.max_tool_result_bytes = limit;
         self
     }
 }

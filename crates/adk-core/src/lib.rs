@@ -46,8 +46,8 @@ pub use content::{
     Language, Outcome, Part, PartData, Role,
 };
 pub use context::{
-    AgentProgress, CallbackContext, InvocationContext, InvocationContextBuilder, ReadonlyContext,
-    RunConfig, StreamingMode,
+    AgentProgress, CallbackContext, DEFAULT_MAX_TOOL_RESULT_BYTES, InvocationContext,
+    InvocationContextBuilder, ReadonlyContext, RunConfig, StreamingMode,
 };
 pub use error::{BoxError, Error, ErrorKind, Result};
 pub use event::{Event, EventActions, EventCompaction, ToolConfirmation};

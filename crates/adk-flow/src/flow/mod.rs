@@ -10,6 +10,7 @@ mod function_calls;
 mod model_call;
 mod repeated_calls;
 mod tool_context;
+mod tool_results;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,6 +32,7 @@ pub(crate) use function_calls::{
     REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION, handle_function_calls,
 };
 pub(crate) use tool_context::FlowToolContext;
+pub(crate) use tool_results::screen as screen_tool_results;
 
 /// The tools of one step, by name.
 pub(crate) type ToolMap = HashMap<String, Arc<dyn Tool>>;
@@ -131,13 +133,14 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                 continue;
             }
 
-            let Some(response_event) =
+            let Some(mut response_event) =
                 handle_function_calls(&step, &model_event, &HashMap::new(), None)
                     .instrument(call_llm_span.clone())
                     .await?
             else {
                 continue;
             };
+            screen_tool_results(&step, &mut response_event);
             let auth_event = function_calls::auth_request_event(&step, &response_event);
             let confirmation_event =
                 function_calls::confirmation_request_event(&step, &model_event, &response_event);
