@@ -43,6 +43,9 @@ pub(crate) struct Step {
     pub(crate) ctx: InvocationContext,
     pub(crate) model: Arc<dyn Llm>,
     pub(crate) tools: ToolMap,
+    /// The agent's own tools and its toolsets' tools, in the order given: the order their request
+    /// hooks run in.
+    pub(crate) ordered_tools: Vec<Arc<dyn Tool>>,
 }
 
 impl Step {
@@ -53,6 +56,7 @@ impl Step {
             ctx,
             model,
             tools: ToolMap::new(),
+            ordered_tools: Vec::new(),
         })
     }
 }
@@ -146,6 +150,7 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                 function_calls::confirmation_request_event(&step, &model_event, &response_event);
             let structured_event =
                 processors::output_schema::structured_response_event(&step, &response_event);
+            let refused_transfer = refuse_unallowed_transfer(&step, &mut response_event);
             let transfer_target = response_event.actions.transfer_to_agent.clone();
             yield response_event;
             if let Some(event) = auth_event {
@@ -156,6 +161,9 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             }
             if let Some(event) = structured_event {
                 yield event;
+            }
+            if let Some(error) = refused_transfer {
+                Err::<(), _>(error)?;
             }
             if let Some(target) = transfer_target {
                 let next = agent_to_run(&ctx, &target)?;
@@ -207,6 +215,29 @@ fn finalize_model_response_event(
         event.long_running_tool_ids = Some(long_running);
     }
     event
+}
+
+/// Takes a transfer the agent may not make out of `response_event` and returns the error that
+/// ends the step once the event (with the tools' results) is stored. Only the built-in
+/// `transfer_to_agent` tool checks its argument; a custom tool may pass on any name the model
+/// chose, so the flow holds every transfer to the same rule: a sub-agent, or the parent and peers
+/// unless the agent disallows them.
+fn refuse_unallowed_transfer(step: &Step, response_event: &mut Event) -> Option<Error> {
+    let target = response_event.actions.transfer_to_agent.as_deref()?;
+    if processors::may_transfer_to(step, target) {
+        return None;
+    }
+    let error = Error::new(
+        ErrorKind::Agent,
+        format!(
+            "a tool of agent '{}' asked to transfer to '{target}', which is not one of its \
+             sub-agents, nor a parent or peer it may transfer to; the transfer was refused",
+            step.agent.name()
+        ),
+    );
+    tracing::warn!(agent = step.agent.name(), target, "transfer refused");
+    response_event.actions.transfer_to_agent = None;
+    Some(error)
 }
 
 /// The agent a transfer names, anywhere in the tree.
