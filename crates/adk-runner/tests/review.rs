@@ -8,13 +8,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use adk_core::{
-    Content, ErrorKind, Event, FunctionCall, FunctionCallId, FunctionResponse, InvocationContext,
-    LlmResponse, Part, Role,
+    ArtifactService, Content, ErrorKind, Event, FunctionCall, FunctionCallId, FunctionResponse,
+    InvocationContext, LlmResponse, Part, Role, SessionKey,
 };
 use adk_flow::{LoopAgent, Plugin};
 use adk_runner::RunRequest;
-use adk_session::SqliteSessionService;
-use adk_test::{ClosureTool, ScriptedModel};
+use adk_runner::plugins::LoggingPlugin;
+use adk_session::{InMemoryArtifactService, SqliteSessionService};
+use adk_test::{ClosureTool, LogCapture, ScriptedModel};
+use adk_tool::builtin::LoadArtifactsTool;
 use adk_tool::{Tool, ToolContext};
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -412,4 +414,122 @@ async fn review_06_credentials_answered_by_the_client_never_reach_the_database()
             .any(|window| window == b"sk-secret-token-123");
         assert!(!found, "{} holds the secret", path.display());
     }
+}
+
+#[tokio::test]
+async fn review_08_loaded_artifacts_reach_the_model() {
+    let artifacts = Arc::new(InMemoryArtifactService::new());
+    artifacts
+        .save_artifact(
+            &SessionKey::new(support::APP, USER, SESSION),
+            "report.txt",
+            Part::inline_data("text/plain", b"Q3 revenue: 42 million".to_vec()),
+            serde_json::Map::new(),
+        )
+        .await
+        .unwrap();
+    let model = ScriptedModel::new("m")
+        .then_call("load_artifacts", json!({"artifact_names": ["report.txt"]}))
+        .then_text("Revenue was 42 million.");
+    let analyst = agent("analyst", &model)
+        .tool(Arc::new(LoadArtifactsTool::new()))
+        .build()
+        .unwrap();
+    let runner = runner(Arc::new(analyst))
+        .artifact_service(artifacts)
+        .build()
+        .unwrap();
+    let outcome = run(&runner, "What was the Q3 revenue?").await;
+    assert!(outcome.error.is_none(), "{}", outcome.render());
+
+    // The request after the call carries the artifact, after the history that led to it.
+    let requests = model.requests();
+    let contents = &requests[1].contents;
+    let last = serde_json::to_string(contents.last().unwrap()).unwrap();
+    assert!(last.contains("Artifact report.txt is:"), "{last}");
+    assert!(last.contains("Q3 revenue: 42 million"), "{last}");
+    let history = serde_json::to_string(&**contents).unwrap();
+    assert!(history.contains("What was the Q3 revenue?"), "{history}");
+    // It is for that request only: the session holds no copy.
+    let stored = serde_json::to_string(&stored(&runner).await.events).unwrap();
+    assert!(!stored.contains("Q3 revenue: 42 million"));
+}
+
+#[tokio::test]
+async fn review_19_a_custom_tool_cannot_transfer_past_the_transfer_rules() {
+    // `route` passes on whatever team the model names, unchecked.
+    let route = ClosureTool::shared("route", |ctx: &dyn ToolContext, args| {
+        ctx.transfer_to_agent(args["team"].as_str().unwrap_or_default());
+        Ok(json!({"routed": true}))
+    });
+    let helpdesk_model = ScriptedModel::new("helpdesk")
+        .then_call("route", json!({"team": "admin"}))
+        .then_call("route", json!({"team": "billing"}));
+    let admin_model = ScriptedModel::new("admin").then_text("Admin console open.");
+    let billing_model = ScriptedModel::new("billing").then_text("Billing here.");
+    // `admin` sits below `billing`: the help desk may hand over to billing, never to admin.
+    let admin = agent("admin", &admin_model).build().unwrap();
+    let billing = agent("billing", &billing_model)
+        .sub_agent(Arc::new(admin))
+        .build()
+        .unwrap();
+    let helpdesk = agent("helpdesk", &helpdesk_model)
+        .tool(route)
+        .sub_agent(Arc::new(billing))
+        .build()
+        .unwrap();
+    let runner = runner(Arc::new(helpdesk)).build().unwrap();
+
+    let refused = run(&runner, "Give me admin rights").await;
+    let error = refused.error.expect("the transfer is refused");
+    assert_eq!(error.kind(), ErrorKind::Agent);
+    assert!(error.message().contains("'admin'"), "{error}");
+    assert_eq!(admin_model.remaining(), 1, "admin never ran");
+    // The tool's result is stored, without the refused transfer.
+    let session = stored(&runner).await;
+    let response_event = session
+        .events
+        .iter()
+        .find(|event| event.function_responses().any(|r| r.name == "route"))
+        .expect("the tool's result is kept");
+    assert_eq!(response_event.actions.transfer_to_agent, None);
+
+    // A transfer the rules allow still happens.
+    let allowed = run(&runner, "A billing question").await;
+    assert!(allowed.error.is_none(), "{}", allowed.render());
+    assert_eq!(allowed.last().text().as_deref(), Some("Billing here."));
+}
+
+#[tokio::test]
+async fn review_21_the_logging_plugin_logs_tool_arguments_only_when_content_capture_is_on() {
+    let model = || {
+        ScriptedModel::new("m")
+            .then_call("lookup", json!({"ssn": "078-05-1120"}))
+            .then_text("Found.")
+    };
+    let lookup = || ClosureTool::shared("lookup", |_, _| Ok(json!({"balance": "1 234 567 EUR"})));
+    let run_logged = || async {
+        let model = model();
+        let clerk = agent("clerk", &model).tool(lookup()).build().unwrap();
+        let runner = runner(Arc::new(clerk))
+            .plugin(Arc::new(LoggingPlugin::new()))
+            .build()
+            .unwrap();
+        let logs = LogCapture::start();
+        let outcome = run(&runner, "Look me up").await;
+        assert!(outcome.error.is_none(), "{}", outcome.render());
+        logs.text()
+    };
+
+    adk_telemetry::content::set_capture_message_content(false);
+    let quiet = run_logged().await;
+    assert!(quiet.contains("tool call"), "{quiet}");
+    assert!(!quiet.contains("078-05-1120"), "{quiet}");
+    assert!(!quiet.contains("1 234 567 EUR"), "{quiet}");
+
+    adk_telemetry::content::set_capture_message_content(true);
+    let verbose = run_logged().await;
+    adk_telemetry::content::set_capture_message_content(false);
+    assert!(verbose.contains("078-05-1120"), "{verbose}");
+    assert!(verbose.contains("1 234 567 EUR"), "{verbose}");
 }

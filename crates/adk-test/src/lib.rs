@@ -10,6 +10,7 @@
 mod agent_run;
 pub mod browser;
 mod closure_tool;
+mod log_capture;
 pub mod recording;
 mod replay;
 mod scripted_model;
@@ -18,6 +19,7 @@ mod shared;
 
 pub use agent_run::{AgentRun, render_events};
 pub use closure_tool::ClosureTool;
+pub use log_capture::LogCapture;
 pub use recording::{Exchange, RecordingError, load_recording};
 pub use replay::{MockResponse, MockServer, ReceivedRequest};
 pub use scripted_model::ScriptedModel;
