@@ -9,18 +9,23 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use adk_core::{
     ArtifactService, Content, ErrorKind, Event, FunctionCall, FunctionCallId, FunctionResponse,
-    InvocationContext, LlmResponse, Part, Role, SessionKey,
+    InvocationContext, LlmResponse, Part, Role, RunConfig, SessionKey, StreamingMode,
 };
-use adk_flow::{LoopAgent, Plugin};
+use adk_flow::{LlmAgent, LoopAgent, Plugin};
+use adk_model::OpenAiModel;
 use adk_runner::RunRequest;
 use adk_runner::plugins::LoggingPlugin;
 use adk_session::{InMemoryArtifactService, SqliteSessionService};
-use adk_test::{ClosureTool, LogCapture, ScriptedModel};
+use adk_test::{
+    ClosureTool, LogCapture, MockServer, ScriptedModel, load_recording, openai_tool_calls_answered,
+    shared_dir,
+};
 use adk_tool::builtin::LoadArtifactsTool;
 use adk_tool::{Tool, ToolContext};
 use async_trait::async_trait;
+use futures::StreamExt as _;
 use serde_json::{Value, json};
-use support::{SESSION, USER, agent, answer, call_id, run, run_request, runner, stored};
+use support::{SESSION, USER, agent, answer, call_id, run, run_request, run_with, runner, stored};
 
 /// A model response holding one call of `name` with `args`, with the provider's `id`.
 fn call_with_id(name: &str, args: serde_json::Value, id: &str) -> LlmResponse {
@@ -532,4 +537,128 @@ async fn review_21_the_logging_plugin_logs_tool_arguments_only_when_content_capt
     adk_telemetry::content::set_capture_message_content(false);
     assert!(verbose.contains("078-05-1120"), "{verbose}");
     assert!(verbose.contains("1 234 567 EUR"), "{verbose}");
+}
+
+#[tokio::test]
+async fn review_07_a_turn_after_one_cancelled_mid_tool_call_still_reaches_the_model() {
+    let recording =
+        shared_dir().join("fixtures/recorded/openai/llm__test_tools__test_tool_use_basic.yaml");
+    let exchanges = load_recording(&recording).expect("the recording parses");
+    // The recorded call, then the recorded answer; the server rejects a request with an
+    // unanswered tool call as OpenAI does.
+    let server = MockServer::replay_checked(&exchanges, openai_tool_calls_answered).await;
+    let model = OpenAiModel::builder("gpt-4o-mini")
+        .api_key("test-key")
+        .base_url(server.base_url())
+        .build()
+        .unwrap();
+    // `multiply` never finishes: the user gives up and the client drops the run.
+    let multiply = AsyncTool::shared("multiply", || std::future::pending());
+    let calculator = LlmAgent::builder("calculator")
+        .model(Arc::new(model))
+        .tool(multiply)
+        .build()
+        .unwrap();
+    let runner = runner(Arc::new(calculator)).build().unwrap();
+    let streaming = RunConfig::default().with_streaming_mode(StreamingMode::Sse);
+
+    let mut first = Box::pin(
+        runner.run_request(
+            RunRequest::new(USER, SESSION)
+                .message(Content::user("What is 1231 * 2331?"))
+                .run_config(streaming.clone()),
+        ),
+    );
+    loop {
+        let event = first.next().await.expect("the run goes on").unwrap();
+        if event.function_calls().next().is_some() && !event.is_partial() {
+            break;
+        }
+    }
+    drop(first);
+    let session = stored(&runner).await;
+    assert!(
+        session
+            .events
+            .iter()
+            .any(|event| event.function_calls().next().is_some())
+            && !session
+                .events
+                .iter()
+                .any(|event| event.function_responses().next().is_some()),
+        "the call is stored without its response"
+    );
+
+    let next = run_with(
+        &runner,
+        Content::user("Never mind. What did you find?"),
+        streaming,
+    )
+    .await;
+    assert!(next.error.is_none(), "{}", next.render());
+    assert!(
+        next.last()
+            .text()
+            .is_some_and(|text| text.contains("2,869,461"))
+    );
+    let requests = server.requests();
+    let messages = requests.last().unwrap().json()["messages"].clone();
+    let tool_message = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .expect("the interrupted call is answered in the request");
+    assert!(
+        tool_message["content"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted"),
+        "{tool_message}"
+    );
+}
+
+/// A tool named `name` whose body is an async closure without arguments.
+struct AsyncTool<F> {
+    name: String,
+    body: F,
+}
+
+impl<F, Fut> AsyncTool<F>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = adk_core::Result<Value>> + Send + 'static,
+{
+    fn shared(name: &str, body: F) -> Arc<dyn Tool> {
+        Arc::new(Self {
+            name: name.to_owned(),
+            body,
+        })
+    }
+}
+
+#[async_trait]
+impl<F, Fut> Tool for AsyncTool<F>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = adk_core::Result<Value>> + Send + 'static,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        "an async test tool"
+    }
+
+    fn declaration(&self) -> Option<adk_core::FunctionDeclaration> {
+        Some(adk_core::FunctionDeclaration::new(
+            &self.name,
+            "an async test tool",
+        ))
+    }
+
+    async fn run(&self, _ctx: Arc<dyn ToolContext>, _args: Value) -> adk_core::Result<Value> {
+        (self.body)().await
+    }
 }

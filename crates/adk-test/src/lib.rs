@@ -21,7 +21,7 @@ pub use agent_run::{AgentRun, render_events};
 pub use closure_tool::ClosureTool;
 pub use log_capture::LogCapture;
 pub use recording::{Exchange, RecordingError, load_recording};
-pub use replay::{MockResponse, MockServer, ReceivedRequest};
+pub use replay::{MockResponse, MockServer, ReceivedRequest, openai_tool_calls_answered};
 pub use scripted_model::ScriptedModel;
 pub use seams::{SequentialIds, StepClock};
 pub use shared::{SHARED_DIR_ENV, shared_dir, shared_file};
