@@ -33,6 +33,12 @@ pub enum ErrorKind {
     StreamCut,
     /// The adapter is set up wrong, or the request asks for something the provider cannot do.
     Config,
+    /// A response body, or one event of a stream, passed the size limit the builder sets
+    /// (`max_response_bytes`, `max_event_bytes`); reading stopped there.
+    ResponseTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// Another transport failure.
     Transport,
 }

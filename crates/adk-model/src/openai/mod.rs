@@ -221,15 +221,18 @@ impl Llm for OpenAiModel {
                 }
             };
             if !stream {
-                yield match response.text().await {
+                yield match inner.transport.read_body(response, &inner.url).await {
                     Ok(text) => response::parse(&text).map(|response| reading.read(response)),
-                    Err(error) => Err(Error::from_reqwest(error, &inner.url, "reading")),
+                    Err(error) => Err(error),
                 };
                 return;
             }
             let mut state = stream::StreamState::default();
             let mut answer = reading.stream();
-            let mut events = std::pin::pin!(crate::sse::sse_data(response.bytes_stream()));
+            let mut events = std::pin::pin!(crate::sse::sse_data(
+                response.bytes_stream(),
+                inner.transport.max_event_bytes(),
+            ));
             while let Some(event) = events.next().await {
                 match event.and_then(|data| state.push(&data)) {
                     Ok(Some(partial)) => {
