@@ -294,13 +294,15 @@ async fn a_server_that_cannot_start_is_a_clear_error() {
     let error =
         connect_error(McpToolset::stdio("/nonexistent/mcp-server", ["--stdio"]).build()).await;
     assert_eq!(tool_error(&error).kind(), ToolErrorKind::McpConnect);
+    // The server is named by its program: its arguments may hold secrets.
     assert!(
         error.message().starts_with(
-            "Could not start the MCP server `/nonexistent/mcp-server --stdio`: No such file or directory"
+            "Could not start the MCP server `/nonexistent/mcp-server`: No such file or directory"
         ),
         "{}",
         error.message()
     );
+    assert!(!error.message().contains("--stdio"), "{}", error.message());
     assert!(
         error
             .message()
@@ -313,10 +315,8 @@ async fn a_server_answering_garbage_is_a_clear_error() {
     let toolset = McpToolset::stdio("sh", ["-c", "echo not-json; echo oops >&2"]).build();
     let error = connect_error(toolset).await;
     let message = error.message();
-    assert!(
-        message.contains("The MCP server `sh -c echo not-json; echo oops >&2`"),
-        "{message}"
-    );
+    assert!(message.contains("The MCP server `sh`"), "{message}");
+    assert!(!message.contains("not-json"), "{message}");
     assert!(message.contains("failed the MCP handshake"), "{message}");
     assert!(
         message.ends_with("Its stderr ended with:\noops"),
