@@ -145,3 +145,41 @@ async fn security_mcp_a_server_tool_named_like_a_local_tool_is_refused() {
     );
     assert_eq!(model.remaining(), 1, "the model was never called");
 }
+
+#[tokio::test]
+async fn security_bounded_reads_an_oversized_artifact_is_not_loaded_into_the_request() {
+    use adk_core::{ArtifactService as _, Part, SessionKey};
+
+    let artifacts = Arc::new(adk_session::InMemoryArtifactService::new());
+    let key = SessionKey::new(support::APP, support::USER, support::SESSION);
+    let upload = Part::inline_data("text/plain", vec![b'z'; 2 * 1024 * 1024]);
+    artifacts
+        .save_artifact(&key, "upload.txt", upload, serde_json::Map::new())
+        .await
+        .unwrap();
+    let model = ScriptedModel::new("m")
+        .then_call("load_artifacts", json!({"artifact_names": ["upload.txt"]}))
+        .then_text("It is too large to read.");
+    let reader = agent("reader", &model)
+        .tool(Arc::new(
+            adk_tool::builtin::LoadArtifactsTool::new().max_artifact_bytes(1024 * 1024),
+        ))
+        .build()
+        .unwrap();
+    let runner = runner(Arc::new(reader))
+        .artifact_service(artifacts)
+        .build()
+        .unwrap();
+    let outcome = run(&runner, "Read my upload").await;
+    assert!(outcome.error.is_none(), "{}", outcome.render());
+    let request = serde_json::to_string(&*model.requests()[1].contents).unwrap();
+    assert!(
+        request.len() < 64 * 1024,
+        "{} bytes went to the model",
+        request.len()
+    );
+    assert!(
+        request.contains("Artifact upload.txt is 2097152 bytes, more than the 1048576 bytes"),
+        "{request}"
+    );
+}
