@@ -50,10 +50,11 @@ async fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
+            // An error can quote what a server sent, so it is shown as carefully as model text.
             if cli.verbose {
-                eprintln!("error: {error:?}");
+                eprintln!("error: {}", terminal::printable(&format!("{error:?}")));
             } else {
-                eprintln!("error: {}", one_line(&error));
+                eprintln!("error: {}", terminal::printable(&one_line(&error)));
                 eprintln!("(run with -v for details)");
             }
             ExitCode::FAILURE
