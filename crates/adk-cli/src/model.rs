@@ -66,7 +66,7 @@ async fn local() -> anyhow::Result<ChosenModel> {
         .context("cannot start the local model")?;
     let llm = OpenAiModel::builder(model.model_name())
         .base_url(server.base_url())
-        .api_key("local")
+        .api_key(server.api_key())
         .prompted_tools(true)
         .build()?;
     Ok(ChosenModel {

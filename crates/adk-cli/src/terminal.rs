@@ -62,10 +62,24 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
         input: BufReader::new(tokio::io::stdin()).lines(),
         interactive: std::io::stdout().is_terminal(),
     };
-    let outcome = session.converse().await;
+    let outcome = tokio::select! {
+        outcome = session.converse() => outcome,
+        () = adk_server::shutdown_signal() => {
+            // Ctrl-C or SIGTERM: the local model's server must not outlive the command line, and
+            // dropping its handle kills it. Exit at once after that: the thread blocked reading
+            // the terminal would keep the runtime from shutting down.
+            drop(session);
+            drop(model);
+            println!();
+            std::process::exit(STOPPED_BY_SIGNAL);
+        }
+    };
     session.runner.close().await?;
     outcome
 }
+
+/// The exit code after Ctrl-C or SIGTERM, as shells report a process ended by a signal.
+const STOPPED_BY_SIGNAL: i32 = 130;
 
 /// The session to continue, or a new id.
 async fn choose_session(
