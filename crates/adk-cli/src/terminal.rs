@@ -30,6 +30,8 @@ const SHOWN_RESULT_CHARS: usize = 300;
 
 /// Runs `adk run`.
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
+    // Listen for Ctrl-C and SIGTERM before anything starts, the local model's server included.
+    let stop = stop_signal()?;
     let bundled = agents::find(&args.agent)?;
     let model = model::choose(&args.model).await?;
     let model_name = model.llm.name().to_owned();
@@ -64,7 +66,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let outcome = tokio::select! {
         outcome = session.converse() => outcome,
-        () = adk_server::shutdown_signal() => {
+        () = stop => {
             // Ctrl-C or SIGTERM: the local model's server must not outlive the command line, and
             // dropping its handle kills it. Exit at once after that: the thread blocked reading
             // the terminal would keep the runtime from shutting down.
@@ -80,6 +82,29 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<()> {
 
 /// The exit code after Ctrl-C or SIGTERM, as shells report a process ended by a signal.
 const STOPPED_BY_SIGNAL: i32 = 130;
+
+/// A future that ends at Ctrl-C or SIGTERM, listening from the moment it is made (a signal that
+/// comes before it is first polled is not lost, nor does it kill the process unhandled).
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut terminate = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+        let mut interrupt = signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?;
+        Ok(async move {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+    }
+}
 
 /// The session to continue, or a new id.
 async fn choose_session(

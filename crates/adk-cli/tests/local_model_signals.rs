@@ -55,6 +55,8 @@ async fn review_15_the_local_model_server_dies_with_the_command_line() {
         .spawn()
         .expect("the adk binary starts");
     let pid = adk.id().expect("a running process");
+    // Kept open until adk has exited: the end of its input would end the session by itself.
+    let stdin = adk.stdin.take().expect("stdin is piped");
 
     // The prompt appears once the local server is up.
     let mut stdout = adk.stdout.take().expect("stdout is piped");
@@ -79,7 +81,11 @@ async fn review_15_the_local_model_server_dies_with_the_command_line() {
         .expect("kill runs");
     assert!(terminated.success());
     let status = adk.wait().await.expect("adk exits");
-    assert!(!status.success());
+    drop(stdin);
+    assert!(
+        !status.success(),
+        "adk was stopped by the signal, not by its input"
+    );
 
     // The server was killed before adk exited; give the kernel the moment it takes to end it.
     let deadline = Instant::now() + Duration::from_secs(30);
