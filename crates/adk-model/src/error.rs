@@ -181,6 +181,10 @@ impl Error {
                 "check the base URL and the network".to_owned(),
             )
         };
+        // reqwest's own message repeats the URL, which may carry credentials; it is named once,
+        // without them.
+        let error = error.without_url();
+        let url = shown_url(url);
         Self::new(kind, format!("{during} {url} failed: {error}; {advice}")).with_source(error)
     }
 }
@@ -217,6 +221,20 @@ fn lost_before_response(error: &reqwest::Error) -> Option<&(dyn std::error::Erro
         source = cause.source();
     }
     None
+}
+
+/// `url` as messages show it: without user information and query, which may carry credentials.
+pub(crate) fn shown_url(url: &str) -> String {
+    let without_query = url.split(['?', '#']).next().unwrap_or_default();
+    let Some((scheme, rest)) = without_query.split_once("://") else {
+        return without_query.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    format!("{scheme}://{host}{path}")
 }
 
 impl From<Error> for adk_core::Error {

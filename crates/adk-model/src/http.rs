@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use reqwest::header::HeaderMap;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, shown_url};
 use crate::retry::RetryPolicy;
 
 /// Settings of the transport, common to both adapters' builders.
@@ -187,6 +187,9 @@ impl Transport {
         }
         let retry_after = retry_after(response.headers());
         let body = read_error_body(response, self.settings.max_error_body_bytes, url).await?;
+        // A server (or a proxy in between) may echo the request's headers back; the key never
+        // reaches a message or a log through that.
+        let body = redact_sensitive(&body, headers);
         Err(provider_error(status.as_u16(), body, url).with_retry_after(retry_after))
     }
 
@@ -201,9 +204,10 @@ impl Transport {
             Error::new(
                 ErrorKind::ResponseTooLarge { limit },
                 format!(
-                    "the answer of {url} passed {limit} bytes (the builder's \
+                    "the answer of {} passed {limit} bytes (the builder's \
                      `max_response_bytes`); the server may be broken or hostile, or raise the \
-                     limit"
+                     limit",
+                    shown_url(url)
                 ),
             )
         };
@@ -224,6 +228,22 @@ impl Transport {
     pub(crate) fn max_event_bytes(&self) -> usize {
         self.settings.max_event_bytes
     }
+}
+
+/// `text` with the values of the sensitive headers (the API key, with or without `Bearer `)
+/// replaced by `[REDACTED]`.
+fn redact_sensitive(text: &str, headers: &HeaderMap) -> String {
+    let mut text = text.to_owned();
+    for value in headers.values().filter(|value| value.is_sensitive()) {
+        let Ok(value) = value.to_str() else {
+            continue;
+        };
+        let secret = value.strip_prefix("Bearer ").unwrap_or(value).trim();
+        if secret.len() >= 4 {
+            text = text.replace(secret, "[REDACTED]");
+        }
+    }
+    text
 }
 
 /// The first `limit` bytes of an error answer as text (with a note when there was more), leaving
@@ -293,6 +313,7 @@ pub(crate) fn provider_error(status: u16, body: String, url: &str) -> Error {
         .as_deref()
         .map(|code| format!(" {code}"))
         .unwrap_or_default();
+    let url = shown_url(url);
     Error::new(
         ErrorKind::Http { status },
         format!("{url} answered HTTP {status}{code}: {detail}; {advice}"),

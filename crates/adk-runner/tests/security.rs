@@ -183,3 +183,155 @@ async fn security_bounded_reads_an_oversized_artifact_is_not_loaded_into_the_req
         "{request}"
     );
 }
+
+/// The secrets of the full run below, each long and unique enough to be found anywhere.
+const OPENAI_KEY: &str = "sk-adk-secret-openai-5f1c9a7e2b";
+const AZURE_KEY: &str = "azure-adk-secret-header-8d2e4b";
+const GEMINI_KEY: &str = "AIza-adk-secret-gemini-3c7a9f1d";
+const MCP_TOKEN: &str = "mcp-adk-secret-bearer-6b0e2d8c";
+
+/// A whole Chat Completions answer holding `message`.
+fn completion(message: serde_json::Value) -> adk_test::MockResponse {
+    adk_test::MockResponse::json(
+        200,
+        &json!({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}),
+    )
+}
+
+/// An error answer that echoes the request's credentials, as a misconfigured proxy might.
+fn echoing_error(status: u16, secrets: &[&str]) -> adk_test::MockResponse {
+    adk_test::MockResponse::json(
+        status,
+        &json!({"error": {"message": format!("rejected credentials: Bearer {}", secrets.join(" ")), "type": "auth"}}),
+    )
+}
+
+/// Runs `agent` in a fresh session of a runner with the logging plugin; returns the error it
+/// ended with, if any.
+async fn run_logged(agent: Arc<dyn adk_core::Agent>, config: RunConfig) -> Option<adk_core::Error> {
+    let runner = runner(agent)
+        .plugin(Arc::new(adk_runner::plugins::LoggingPlugin::new()))
+        .build()
+        .unwrap();
+    let outcome = run_with(&runner, adk_core::Content::user("What is 6 * 7?"), config).await;
+    outcome.error
+}
+
+#[tokio::test]
+async fn security_secrets_no_key_or_token_reaches_a_log_a_span_an_error_or_debug_output() {
+    use adk_model::{GeminiModel, OpenAiModel, RetryPolicy};
+    use adk_test::{LogCapture, MockServer};
+    use adk_tool::mcp::McpToolset;
+
+    // The worst case: every log level, every span with its fields, message content recorded.
+    adk_telemetry::content::set_capture_message_content(true);
+    let logs = LogCapture::start();
+    let mut shown = String::new();
+
+    // A full OpenAI run: a tool call, the tool, the answer; then a provider error that echoes
+    // the key.
+    let provider = MockServer::start([
+        completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [{
+            "id": "call_1", "type": "function",
+            "function": {"name": "multiply", "arguments": "{\"a\":6,\"b\":7}"}}]}),
+        ),
+        completion(json!({"role": "assistant", "content": "42"})),
+        echoing_error(401, &[OPENAI_KEY, AZURE_KEY]),
+    ])
+    .await;
+    let openai_builder = OpenAiModel::builder("gpt-test")
+        .api_key(OPENAI_KEY)
+        .header("api-key", AZURE_KEY)
+        .base_url(provider.base_url())
+        .retry(RetryPolicy::none());
+    shown.push_str(&format!("{openai_builder:?}"));
+    let openai = Arc::new(openai_builder.build().unwrap());
+    shown.push_str(&format!("{openai:?}"));
+    let multiply = ClosureTool::shared("multiply", |_, args| {
+        Ok(json!(
+            args["a"].as_i64().unwrap_or(0) * args["b"].as_i64().unwrap_or(0)
+        ))
+    });
+    let calculator = Arc::new(
+        adk_flow::LlmAgent::builder("calculator")
+            .model(openai.clone())
+            .tool(multiply)
+            .build()
+            .unwrap(),
+    );
+    assert!(
+        run_logged(calculator.clone(), RunConfig::default())
+            .await
+            .is_none()
+    );
+    let streaming = RunConfig::default().with_streaming_mode(adk_core::StreamingMode::Sse);
+    let error = run_logged(calculator, streaming)
+        .await
+        .expect("the provider refuses");
+    shown.push_str(&format!("{error}\n{error:?}\n"));
+    // The key was really sent: what the test looks for is there to be leaked.
+    let sent = provider.requests()[0]
+        .header("authorization")
+        .unwrap()
+        .to_owned();
+    assert_eq!(sent, format!("Bearer {OPENAI_KEY}"));
+
+    // Gemini, refused with an echo.
+    let gemini_server = MockServer::start([echoing_error(403, &[GEMINI_KEY])]).await;
+    let gemini_builder = GeminiModel::builder("gemini-test")
+        .api_key(GEMINI_KEY)
+        .base_url(gemini_server.base_url())
+        .retry(RetryPolicy::none());
+    shown.push_str(&format!("{gemini_builder:?}"));
+    let gemini = Arc::new(gemini_builder.build().unwrap());
+    shown.push_str(&format!("{gemini:?}"));
+    let asker = Arc::new(
+        adk_flow::LlmAgent::builder("g")
+            .model(gemini)
+            .build()
+            .unwrap(),
+    );
+    let error = run_logged(asker, RunConfig::default())
+        .await
+        .expect("Gemini refuses");
+    shown.push_str(&format!("{error}\n{error:?}\n"));
+
+    // An MCP server over HTTP that answers the handshake with an echo of the token.
+    let mcp_server = MockServer::start([adk_test::MockResponse::new(
+        500,
+        format!("bad token {MCP_TOKEN}"),
+    )])
+    .await;
+    let mcp_builder = McpToolset::streamable_http(format!("{}/mcp", mcp_server.base_url()))
+        .bearer_token(MCP_TOKEN)
+        .connect_timeout(std::time::Duration::from_secs(10));
+    shown.push_str(&format!("{mcp_builder:?}"));
+    let toolset = Arc::new(mcp_builder.build());
+    shown.push_str(&format!("{toolset:?}"));
+    let model = ScriptedModel::new("m").then_text("unused");
+    let agent = Arc::new(agent("with_mcp", &model).toolset(toolset).build().unwrap());
+    let error = run_logged(agent, RunConfig::default())
+        .await
+        .expect("the server is broken");
+    shown.push_str(&format!("{error}\n{error:?}\n"));
+    let sent = mcp_server.requests()[0]
+        .header("authorization")
+        .unwrap()
+        .to_owned();
+    assert_eq!(sent, format!("Bearer {MCP_TOKEN}"));
+
+    adk_telemetry::content::set_capture_message_content(false);
+    let logged = logs.text();
+    assert!(logged.contains("generate_content"), "spans were captured");
+    for secret in [OPENAI_KEY, AZURE_KEY, GEMINI_KEY, MCP_TOKEN] {
+        assert!(
+            !logged.contains(secret),
+            "a log line or span holds {secret}"
+        );
+        assert!(
+            !shown.contains(secret),
+            "an error or Debug output holds {secret}:\n{shown}"
+        );
+    }
+}
