@@ -1,4 +1,5 @@
-//! The `cargo xtask ci` pipeline: fmt, clippy, tidy and test, run in order, stopping at the first failure.
+//! The `cargo xtask ci` pipeline: fmt, clippy, tidy, deny and test, run in order, stopping at the
+//! first failure.
 // The pipeline reports its progress on stdout, interleaved with the output of the cargo commands.
 #![allow(clippy::print_stdout)]
 
@@ -11,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 
-use crate::tidy;
+use crate::{deny, tidy};
 
 /// What one CI step does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +23,9 @@ pub enum Action {
     CargoTest(&'static [&'static str]),
     /// Runs [`tidy::run`] in this process.
     Tidy,
+    /// Runs [`deny::check`]: `cargo deny check licenses bans sources`, installing the pinned
+    /// `cargo-deny` first if needed.
+    Deny,
 }
 
 /// One named step of the CI pipeline.
@@ -56,6 +60,10 @@ pub const STEPS: &[Step] = &[
         action: Action::Tidy,
     },
     Step {
+        name: "deny",
+        action: Action::Deny,
+    },
+    Step {
         name: "test",
         // Every feature, so that the MCP, PostgreSQL and OTLP tests are built and run too.
         action: Action::CargoTest(&["test", "--workspace", "--all-features"]),
@@ -68,6 +76,7 @@ impl Step {
         match self.action {
             Action::Cargo(args) | Action::CargoTest(args) => format!("cargo {}", args.join(" ")),
             Action::Tidy => "cargo xtask tidy".to_owned(),
+            Action::Deny => format!("cargo deny check {}", deny::CHECKS.join(" ")),
         }
     }
 }
@@ -192,6 +201,7 @@ fn run_step(root: &Path, step: &Step) -> anyhow::Result<Option<TestTally>> {
         }
         Action::CargoTest(args) => run_cargo_test(root, args).map(Some),
         Action::Tidy => tidy::run(root).map(|()| None),
+        Action::Deny => deny::check(root).map(|()| None),
     }
 }
 
@@ -253,9 +263,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn steps_run_fmt_clippy_tidy_then_test() {
+    fn steps_run_fmt_clippy_tidy_deny_then_test() {
         let names: Vec<_> = STEPS.iter().map(|step| step.name).collect();
-        assert_eq!(names, ["fmt", "clippy", "tidy", "test"]);
+        assert_eq!(names, ["fmt", "clippy", "tidy", "deny", "test"]);
     }
 
     #[test]
@@ -267,14 +277,16 @@ mod tests {
                 "cargo fmt --all -- --check",
                 "cargo clippy --workspace --all-targets --all-features -- -D warnings",
                 "cargo xtask tidy",
+                "cargo deny check licenses bans sources",
                 "cargo test --workspace --all-features",
             ]
         );
     }
 
     #[test]
-    fn tidy_runs_in_process() {
+    fn tidy_and_deny_run_in_process() {
         assert_eq!(STEPS[2].action, Action::Tidy);
+        assert_eq!(STEPS[3].action, Action::Deny);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The `cargo xtask` command line: dispatches `ci` and `tidy` to the xtask library, and
+//! The `cargo xtask` command line: dispatches `ci`, `tidy` and `deny` to the xtask library, and
 //! `local-model` to its module.
 // xtask is a developer tool whose output is meant for a terminal, so printing is its job.
 #![allow(clippy::print_stdout)]
@@ -8,14 +8,16 @@ mod local_model;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use xtask::{ci, tidy, workspace_root};
+use xtask::{ci, deny, tidy, workspace_root};
 
 const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci     run fmt --check, clippy -D warnings, tidy and the workspace tests, in that order
+  ci     run fmt --check, clippy -D warnings, tidy, cargo deny and the workspace tests, in that
+         order
   tidy   check layering, `//!` doc headers and forbidden attributes and macros
+  deny   check licences, banned duplicates and sources with cargo deny (installed on first use)
   help   print this message
 ";
 
@@ -40,6 +42,7 @@ fn run(args: Vec<String>) -> anyhow::Result<()> {
     {
         ["ci"] => ci::run(&root),
         ["tidy"] => tidy::run(&root),
+        ["deny"] => deny::check(&root),
         ["local-model", rest @ ..] => local_model::run(rest),
         [] | ["help" | "-h" | "--help"] => {
             println!("{USAGE}{}", local_model::USAGE);
