@@ -1,6 +1,7 @@
-//! Bounded reads (the threat model's "oversized input" class): a provider, or whatever answers at
-//! its address, cannot make the adapters buffer without end. An oversized whole answer, an SSE line
-//! that never ends, and a huge error body each stop at their limit with a typed error.
+//! Bounded reads (review finding 9, and the threat model's bounded reads): a provider, or
+//! whatever answers at its address, cannot make the adapters buffer without end. An oversized
+//! whole answer, an SSE line that never ends, and a huge error body each stop at their limit with
+//! a typed error.
 
 use std::time::Duration;
 
@@ -38,7 +39,7 @@ fn flood(prefix: &str, byte: u8, size: usize, count: usize) -> Vec<Bytes> {
 }
 
 #[tokio::test]
-async fn security_bounded_reads_an_oversized_whole_answer_is_refused() {
+async fn review_09_an_oversized_whole_answer_is_refused() {
     // 2 MiB of JSON string, sent in chunks without a length, then again with one.
     let body = flood(
         r#"{"choices":[{"message":{"content":""#,
@@ -74,7 +75,7 @@ async fn security_bounded_reads_an_oversized_whole_answer_is_refused() {
 }
 
 #[tokio::test]
-async fn security_bounded_reads_an_endless_sse_line_ends_the_stream() {
+async fn review_09_an_endless_sse_line_ends_the_stream() {
     // One event whose data line never ends: 4 MiB of it, far past the limit.
     let body = flood("data: ", b'x', 64 * 1024, 64);
     let endless = MockResponse::new(200, Bytes::new())
@@ -89,7 +90,7 @@ async fn security_bounded_reads_an_endless_sse_line_ends_the_stream() {
 }
 
 #[tokio::test]
-async fn security_bounded_reads_a_huge_error_body_is_cut() {
+async fn review_09_a_huge_error_body_is_cut() {
     let mut body = br#"{"error":{"message":""#.to_vec();
     body.extend(vec![b'e'; 1024 * 1024]);
     body.extend(br#""}}"#);
