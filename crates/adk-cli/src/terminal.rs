@@ -384,6 +384,13 @@ fn skip_until(chars: &mut impl Iterator<Item = char>, end: impl Fn(char) -> bool
     }
 }
 
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_RESULT_CHARS) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,12 +401,5 @@ mod tests {
                        friend\u{9b}31m!\u{1b}7\r\u{8}\nnext\tline\u{1b}";
         assert_eq!(printable(hostile), "Hi there, friend!\nnext\tline");
         assert_eq!(printable("plain ünïcode ✓"), "plain ünïcode ✓");
-    }
-}
-
-fn shorten(text: &str) -> String {
-    match text.char_indices().nth(SHOWN_RESULT_CHARS) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text.to_owned(),
     }
 }

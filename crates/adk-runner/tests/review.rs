@@ -553,7 +553,7 @@ async fn review_07_a_turn_after_one_cancelled_mid_tool_call_still_reaches_the_mo
         .build()
         .unwrap();
     // `multiply` never finishes: the user gives up and the client drops the run.
-    let multiply = AsyncTool::shared("multiply", || std::future::pending());
+    let multiply = AsyncTool::shared("multiply", std::future::pending);
     let calculator = LlmAgent::builder("calculator")
         .model(Arc::new(model))
         .tool(multiply)

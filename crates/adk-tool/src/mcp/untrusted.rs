@@ -86,14 +86,12 @@ fn is_plain_name(name: &str) -> bool {
 /// with a note.
 pub(crate) fn clean_text(text: &str, max_chars: usize) -> String {
     let mut kept = String::with_capacity(text.len().min(max_chars * 4));
-    let mut count = 0;
-    for c in text.chars().filter(|c| is_shown(*c)) {
+    for (count, c) in text.chars().filter(|c| is_shown(*c)).enumerate() {
         if count == max_chars {
             kept.push_str(" [cut]");
             return kept;
         }
         kept.push(c);
-        count += 1;
     }
     kept
 }
