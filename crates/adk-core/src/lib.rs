@@ -36,6 +36,7 @@ mod error;
 mod event;
 mod ids;
 mod model;
+mod redact;
 mod service;
 mod session;
 mod state;
@@ -60,6 +61,7 @@ pub use model::{
     GenerateContentConfig, Llm, LlmRequest, LlmResponse, LlmResponseStream, SafetySetting,
     ThinkingConfig, ThinkingLevel, ToolConfig, UsageMetadata,
 };
+pub use redact::url_without_credentials;
 pub use service::{
     ArtifactService, ArtifactVersion, CreateSessionRequest, GetSessionRequest, MemoryEntry,
     MemoryService, SearchMemoryResponse, SessionService,

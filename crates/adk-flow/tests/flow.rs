@@ -139,7 +139,7 @@ async fn parallel_calls_are_merged_into_one_response_event() {
 async fn tools_run_concurrently() {
     // Each call waits for the other to start: run one after the other, they would never finish.
     let barrier = Arc::new(tokio::sync::Barrier::new(2));
-    let waiting = support::AsyncTool::shared("wait_for_peer", move || {
+    let waiting = adk_test::AsyncTool::shared("wait_for_peer", move || {
         let barrier = barrier.clone();
         async move {
             barrier.wait().await;

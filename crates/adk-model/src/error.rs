@@ -225,16 +225,7 @@ fn lost_before_response(error: &reqwest::Error) -> Option<&(dyn std::error::Erro
 
 /// `url` as messages show it: without user information and query, which may carry credentials.
 pub(crate) fn shown_url(url: &str) -> String {
-    let without_query = url.split(['?', '#']).next().unwrap_or_default();
-    let Some((scheme, rest)) = without_query.split_once("://") else {
-        return without_query.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(authority_end);
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    format!("{scheme}://{host}{path}")
+    adk_core::url_without_credentials(url)
 }
 
 impl From<Error> for adk_core::Error {

@@ -13,19 +13,22 @@ use adk_core::{
 };
 use adk_flow::{LlmAgent, LoopAgent, Plugin};
 use adk_model::OpenAiModel;
-use adk_runner::RunRequest;
 use adk_runner::plugins::LoggingPlugin;
+use adk_runner::{RunRequest, Runner, RunnerBuilder};
 use adk_session::{InMemoryArtifactService, SqliteSessionService};
 use adk_test::{
-    ClosureTool, LogCapture, MockServer, ScriptedModel, load_recording, openai_tool_calls_answered,
-    shared_dir,
+    AsyncTool, ClosureTool, LogCapture, MockServer, ScriptedModel, load_recording,
+    openai_tool_calls_answered, shared_dir,
 };
 use adk_tool::builtin::LoadArtifactsTool;
 use adk_tool::{Tool, ToolContext};
 use async_trait::async_trait;
 use futures::StreamExt as _;
 use serde_json::{Value, json};
-use support::{SESSION, USER, agent, answer, call_id, run, run_request, run_with, runner, stored};
+use support::{
+    SESSION, USER, agent, answer, banker, call_id, guarded_transfer, run, run_request, run_with,
+    runner, stored,
+};
 
 /// A model response holding one call of `name` with `args`, with the provider's `id`.
 fn call_with_id(name: &str, args: serde_json::Value, id: &str) -> LlmResponse {
@@ -94,24 +97,6 @@ async fn review_01_reused_tool_call_ids_do_not_brick_a_session() {
     }
 }
 
-/// `transfer_money`, which asks for confirmation first and counts the transfers it made.
-fn guarded_transfer(sent: Arc<AtomicUsize>) -> Arc<dyn Tool> {
-    ClosureTool::shared(
-        "transfer_money",
-        move |ctx: &dyn ToolContext, args| match ctx.tool_confirmation() {
-            None => {
-                ctx.request_confirmation("Send money?", Some(args.clone()))?;
-                Ok(json!({"status": "awaiting confirmation"}))
-            }
-            Some(confirmation) if confirmation.confirmed => {
-                sent.fetch_add(1, Ordering::SeqCst);
-                Ok(json!({"status": "sent", "amount": args["amount"]}))
-            }
-            Some(_) => Ok(json!({"status": "rejected"})),
-        },
-    )
-}
-
 /// The ids of every confirmation request among `events`, in order.
 fn confirmation_requests(events: &[Event]) -> Vec<FunctionCallId> {
     events
@@ -132,11 +117,7 @@ async fn review_04_an_answer_to_a_call_undone_by_a_rewind_is_refused() {
     let model = ScriptedModel::new("m")
         .then_call("transfer_money", json!({"amount": 100}))
         .then_text("Sent.");
-    let banker = agent("banker", &model)
-        .tool(guarded_transfer(sent.clone()))
-        .build()
-        .unwrap();
-    let runner = runner(Arc::new(banker)).resumable(true).build().unwrap();
+    let runner = banker(&model, &sent);
     let paused = run(&runner, "Send 100").await;
     let request = call_id(&paused.events, "adk_request_confirmation");
     let invocation = paused.events[0].invocation_id.clone();
@@ -326,8 +307,8 @@ fn credential_answer(request: FunctionCallId, key: &str) -> FunctionResponse {
     .with_id(request)
 }
 
-#[tokio::test]
-async fn review_18_the_credential_key_comes_from_the_stored_request_not_the_client() {
+/// A resumable runner whose mailer asks for a credential, finished by `customize`.
+fn mail_runner(customize: impl FnOnce(RunnerBuilder) -> RunnerBuilder) -> Runner {
     let model = ScriptedModel::new("m")
         .then_call("read_inbox", json!({}))
         .then_text("Signed in.");
@@ -335,17 +316,29 @@ async fn review_18_the_credential_key_comes_from_the_stored_request_not_the_clie
         .tool(inbox_reader())
         .build()
         .unwrap();
-    let runner = runner(Arc::new(mailer)).resumable(true).build().unwrap();
-    let asked = run(&runner, "Any mail?").await;
+    customize(runner(Arc::new(mailer)).resumable(true))
+        .build()
+        .unwrap()
+}
+
+/// Asks the mailer for mail, then answers its credential request naming `key`.
+async fn sign_in(runner: &Runner, key: &str) -> support::Outcome {
+    let asked = run(runner, "Any mail?").await;
     let request = call_id(&asked.events, "adk_request_credential");
-    // The client names another key, hoping to plant a value the app reads elsewhere.
     let answered = run_request(
-        &runner,
-        RunRequest::new(USER, SESSION)
-            .function_responses([credential_answer(request, "admin_token")]),
+        runner,
+        RunRequest::new(USER, SESSION).function_responses([credential_answer(request, key)]),
     )
     .await;
     assert!(answered.error.is_none(), "{}", answered.render());
+    answered
+}
+
+#[tokio::test]
+async fn review_18_the_credential_key_comes_from_the_stored_request_not_the_client() {
+    let runner = mail_runner(|builder| builder);
+    // The client names another key, hoping to plant a value the app reads elsewhere.
+    let answered = sign_in(&runner, "admin_token").await;
     let result = &answered
         .events
         .iter()
@@ -365,27 +358,8 @@ async fn review_06_credentials_answered_by_the_client_never_reach_the_database()
     let sessions = SqliteSessionService::open(dir.path().join("sessions.db"))
         .await
         .unwrap();
-    let model = ScriptedModel::new("m")
-        .then_call("read_inbox", json!({}))
-        .then_text("Signed in.");
-    let mailer = agent("mailer", &model)
-        .tool(inbox_reader())
-        .build()
-        .unwrap();
-    let runner = runner(Arc::new(mailer))
-        .session_service(Arc::new(sessions))
-        .resumable(true)
-        .build()
-        .unwrap();
-    let asked = run(&runner, "Any mail?").await;
-    let request = call_id(&asked.events, "adk_request_credential");
-    let answered = run_request(
-        &runner,
-        RunRequest::new(USER, SESSION)
-            .function_responses([credential_answer(request, "mail_token")]),
-    )
-    .await;
-    assert!(answered.error.is_none(), "{}", answered.render());
+    let runner = mail_runner(|builder| builder.session_service(Arc::new(sessions)));
+    let answered = sign_in(&runner, "mail_token").await;
     let authorized = answered
         .events
         .iter()
@@ -616,49 +590,4 @@ async fn review_07_a_turn_after_one_cancelled_mid_tool_call_still_reaches_the_mo
             .contains("interrupted"),
         "{tool_message}"
     );
-}
-
-/// A tool named `name` whose body is an async closure without arguments.
-struct AsyncTool<F> {
-    name: String,
-    body: F,
-}
-
-impl<F, Fut> AsyncTool<F>
-where
-    F: Fn() -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = adk_core::Result<Value>> + Send + 'static,
-{
-    fn shared(name: &str, body: F) -> Arc<dyn Tool> {
-        Arc::new(Self {
-            name: name.to_owned(),
-            body,
-        })
-    }
-}
-
-#[async_trait]
-impl<F, Fut> Tool for AsyncTool<F>
-where
-    F: Fn() -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = adk_core::Result<Value>> + Send + 'static,
-{
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn description(&self) -> &str {
-        "an async test tool"
-    }
-
-    fn declaration(&self) -> Option<adk_core::FunctionDeclaration> {
-        Some(adk_core::FunctionDeclaration::new(
-            &self.name,
-            "an async test tool",
-        ))
-    }
-
-    async fn run(&self, _ctx: Arc<dyn ToolContext>, _args: Value) -> adk_core::Result<Value> {
-        (self.body)().await
-    }
 }

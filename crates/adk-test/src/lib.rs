@@ -18,7 +18,7 @@ mod seams;
 mod shared;
 
 pub use agent_run::{AgentRun, render_events};
-pub use closure_tool::ClosureTool;
+pub use closure_tool::{AsyncTool, ClosureTool};
 pub use log_capture::LogCapture;
 pub use recording::{Exchange, RecordingError, load_recording};
 pub use replay::{MockResponse, MockServer, ReceivedRequest, openai_tool_calls_answered};

@@ -23,6 +23,7 @@ use tracing_subscriber::fmt::format::FmtSpan;
 pub struct LogCapture {
     buffer: SharedBuffer,
     _guard: DefaultGuard,
+    _second: tracing::Dispatch,
 }
 
 impl LogCapture {
@@ -35,9 +36,17 @@ impl LogCapture {
             .with_span_events(FmtSpan::NEW | FmtSpan::CLOSE)
             .with_ansi(false)
             .finish();
+        let guard = tracing::subscriber::set_default(subscriber);
+        // With a single subscriber in the process, `tracing` decides whether a callsite is
+        // enabled by asking the default subscriber of whichever thread reaches it first: a test
+        // running at the same time on another thread, without a subscriber, would switch this
+        // one's spans off for good. A second (silent) subscriber makes it ask every subscriber.
+        let second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
+        tracing::callsite::rebuild_interest_cache();
         Self {
             buffer,
-            _guard: tracing::subscriber::set_default(subscriber),
+            _guard: guard,
+            _second: second,
         }
     }
 

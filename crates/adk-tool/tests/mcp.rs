@@ -5,49 +5,19 @@
 mod support;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use adk_tool::mcp::McpToolset;
-use adk_tool::{
-    CONFIRMATION_REQUIRED_MESSAGE, Tool, ToolError, ToolErrorKind, ToolFilter, Toolset,
-};
-use serde_json::{Value, json};
+use adk_tool::{CONFIRMATION_REQUIRED_MESSAGE, ToolErrorKind, ToolFilter, Toolset};
+use serde_json::json;
 use support::TestToolContext;
+use support::mcp_calls::{call, find, names, tool_error, tools_of};
 use support::mcp_servers::{HttpEverything, installed};
 
 fn everything_over_stdio() -> McpToolset {
     McpToolset::stdio("node", [installed().everything(), "stdio".to_owned()])
         .name("everything")
         .build()
-}
-
-async fn tools_of(toolset: &McpToolset) -> Vec<Arc<dyn Tool>> {
-    toolset
-        .tools(&TestToolContext::plain().readonly())
-        .await
-        .unwrap()
-}
-
-fn find<'a>(tools: &'a [Arc<dyn Tool>], name: &str) -> &'a Arc<dyn Tool> {
-    tools
-        .iter()
-        .find(|tool| tool.name() == name)
-        .unwrap_or_else(|| panic!("no tool `{name}` among {:?}", names(tools)))
-}
-
-fn names(tools: &[Arc<dyn Tool>]) -> Vec<&str> {
-    tools.iter().map(|tool| tool.name()).collect()
-}
-
-async fn call(tool: &Arc<dyn Tool>, args: Value) -> adk_core::Result<Value> {
-    tool.run(TestToolContext::plain(), args).await
-}
-
-fn tool_error(error: &adk_core::Error) -> &ToolError {
-    error
-        .downcast_source::<ToolError>()
-        .expect("a ToolError source")
 }
 
 fn process_is_gone(pid: u32) -> bool {

@@ -7,13 +7,12 @@
 mod support;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use adk_tool::mcp::McpToolset;
-use adk_tool::{Tool, ToolError, ToolErrorKind, Toolset};
+use adk_tool::mcp::{INHERITED_ENV, McpToolset};
+use adk_tool::{ToolErrorKind, Toolset as _};
 use serde_json::{Value, json};
-use support::TestToolContext;
+use support::mcp_calls::{call, find, names, tool_error, tools_of};
 use support::mcp_servers::installed;
 
 /// The hostile server in `mode`, keeping its calls in `state`.
@@ -31,36 +30,6 @@ fn hostile(mode: &str, state: &Path) -> adk_tool::mcp::McpToolsetBuilder {
         ],
     )
     .name(mode)
-}
-
-async fn tools_of(toolset: &McpToolset) -> Vec<Arc<dyn Tool>> {
-    toolset
-        .tools(&TestToolContext::plain().readonly())
-        .await
-        .unwrap()
-}
-
-fn find<'a>(tools: &'a [Arc<dyn Tool>], name: &str) -> &'a Arc<dyn Tool> {
-    tools
-        .iter()
-        .find(|tool| tool.name() == name)
-        .unwrap_or_else(|| panic!("no tool `{name}`"))
-}
-
-fn names(tools: &[Arc<dyn Tool>]) -> Vec<&str> {
-    let mut names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
-    names.sort_unstable();
-    names
-}
-
-async fn call(tool: &Arc<dyn Tool>, args: Value) -> adk_core::Result<Value> {
-    tool.run(TestToolContext::plain(), args).await
-}
-
-fn tool_error(error: &adk_core::Error) -> &ToolError {
-    error
-        .downcast_source::<ToolError>()
-        .expect("a ToolError source")
 }
 
 /// The lines of the hostile server's state file.
@@ -95,28 +64,11 @@ async fn review_02_a_stdio_server_gets_only_the_safelisted_environment() {
     assert_eq!(env["SERVER_TOKEN"], "meant-for-this-server");
     assert_eq!(env["CARGO_PKG_NAME"], "adk-tool");
     assert!(env.contains_key("PATH"));
-    let allowed = [
-        "PATH",
-        "HOME",
-        "USER",
-        "LOGNAME",
-        "SHELL",
-        "TERM",
-        "LANG",
-        "LANGUAGE",
-        "LC_ALL",
-        "LC_CTYPE",
-        "LC_MESSAGES",
-        "TZ",
-        "TMPDIR",
-        "TMP",
-        "TEMP",
-        "SSL_CERT_FILE",
-        "SSL_CERT_DIR",
-        "NODE_EXTRA_CA_CERTS",
-        "SERVER_TOKEN",
-        "CARGO_PKG_NAME",
-    ];
+    let allowed: Vec<&str> = INHERITED_ENV
+        .iter()
+        .copied()
+        .chain(["SERVER_TOKEN", "CARGO_PKG_NAME"])
+        .collect();
     let extra: Vec<&String> = env
         .keys()
         .filter(|key| !allowed.contains(&key.as_str()))
@@ -218,7 +170,9 @@ async fn security_mcp_a_poisoned_tool_list_is_vetted_before_the_model_sees_it() 
         .build();
     let tools = tools_of(&toolset).await;
     // The tool named with a space and the one named with 200 characters are refused.
-    assert_eq!(names(&tools), ["get_weather", "lookup"]);
+    let mut listed = names(&tools);
+    listed.sort_unstable();
+    assert_eq!(listed, ["get_weather", "lookup"]);
     let lookup = find(&tools, "lookup").declaration().unwrap();
     let description = &lookup.description;
     assert!(

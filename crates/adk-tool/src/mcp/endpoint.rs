@@ -13,7 +13,7 @@ pub(crate) const REDACTED: &str = "[REDACTED]";
 /// certificates. Everything else (API keys, database URLs, proxies with passwords) stays out
 /// unless the toolset passes it with `env` or `inherit_env`.
 #[cfg(not(windows))]
-pub(crate) const INHERITED_ENV: &[&str] = &[
+pub const INHERITED_ENV: &[&str] = &[
     "PATH",
     "HOME",
     "USER",
@@ -37,7 +37,7 @@ pub(crate) const INHERITED_ENV: &[&str] = &[
 /// The environment variables a stdio server gets from this process without being named (see the
 /// Unix list); Windows programs also need their system folders.
 #[cfg(windows)]
-pub(crate) const INHERITED_ENV: &[&str] = &[
+pub const INHERITED_ENV: &[&str] = &[
     "PATH",
     "PATHEXT",
     "SYSTEMROOT",
@@ -84,7 +84,9 @@ impl Endpoint {
     pub(crate) fn label(&self) -> String {
         match self {
             Self::Stdio { program, .. } => format!("`{program}`"),
-            Self::StreamableHttp { url, .. } => format!("at {}", public_url(url)),
+            Self::StreamableHttp { url, .. } => {
+                format!("at {}", adk_core::url_without_credentials(url))
+            }
         }
     }
 
@@ -128,25 +130,11 @@ impl fmt::Debug for Endpoint {
             }
             Self::StreamableHttp { url, bearer_token } => f
                 .debug_struct("StreamableHttp")
-                .field("url", &public_url(url))
+                .field("url", &adk_core::url_without_credentials(url))
                 .field("bearer_token", &bearer_token.as_ref().map(|_| REDACTED))
                 .finish(),
         }
     }
-}
-
-/// `url` without its user information and query string, which may carry credentials.
-pub(crate) fn public_url(url: &str) -> String {
-    let without_query = url.split(['?', '#']).next().unwrap_or_default();
-    let Some((scheme, rest)) = without_query.split_once("://") else {
-        return without_query.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(authority_end);
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    format!("{scheme}://{host}{path}")
 }
 
 /// `text` with every secret of `secrets` replaced by [`REDACTED`].

@@ -57,6 +57,7 @@ use async_trait::async_trait;
 use crate::{Tool, ToolFilter, Toolset};
 use connection::{Connection, Limits};
 use endpoint::Endpoint;
+pub use endpoint::INHERITED_ENV;
 pub use tool::McpTool;
 
 /// How long a server may take to start and answer the MCP handshake, by default.

@@ -5,6 +5,8 @@
 #![allow(dead_code, unreachable_pub)]
 
 #[cfg(feature = "mcp")]
+pub mod mcp_calls;
+#[cfg(feature = "mcp")]
 pub mod mcp_servers;
 
 use std::collections::HashMap;
