@@ -43,12 +43,12 @@ pub(crate) fn screen(step: &Step, event: &mut Event) {
 }
 
 /// The result cut to `limit` bytes of its JSON text, with a note saying how much was left out;
-/// `None` when it fits.
+/// `None` when it fits. A result that fits is measured without being copied or kept as text.
 fn truncated(result: &Map<String, Value>, limit: usize) -> Option<Map<String, Value>> {
-    let text = Value::Object(result.clone()).to_string();
-    if text.len() <= limit {
+    if json_len(result) <= limit {
         return None;
     }
+    let text = Value::Object(result.clone()).to_string();
     let mut end = limit;
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -63,6 +63,24 @@ fn truncated(result: &Map<String, Value>, limit: usize) -> Option<Map<String, Va
     Some(cut)
 }
 
+/// The length of `value`'s JSON text, counted as it is written.
+fn json_len(value: &Map<String, Value>) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing a JSON map into a counter cannot fail.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -73,6 +91,7 @@ mod tests {
     fn results_over_the_limit_are_cut_at_a_char_boundary_with_a_note() {
         let small = json!({"ok": true}).as_object().cloned().unwrap();
         assert_eq!(truncated(&small, 100), None);
+        assert_eq!(json_len(&small), "{\"ok\":true}".len());
         let big = json!({"text": "é".repeat(100)})
             .as_object()
             .cloned()
