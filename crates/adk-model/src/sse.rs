@@ -94,23 +94,34 @@ where
             Poll::Ready(None) => return Poll::Ready(None),
             Poll::Pending => return Poll::Pending,
         };
-        // An event ends at an empty line; a line ends at LF, CR or CRLF.
-        for &byte in chunk.as_ref() {
-            match byte {
-                b'\n' if *this.after_cr => *this.after_cr = false,
-                b'\n' | b'\r' => {
-                    if *this.line_bytes == 0 {
-                        *this.event_bytes = 0;
-                    }
-                    *this.line_bytes = 0;
-                    *this.after_cr = byte == b'\r';
-                }
-                _ => {
-                    *this.line_bytes += 1;
-                    *this.event_bytes += 1;
-                    *this.after_cr = false;
-                }
+        // An event ends at an empty line; a line ends at LF, CR or CRLF. The line ends are found
+        // with `memchr`, so the bytes between them are counted in bulk.
+        let bytes = chunk.as_ref();
+        let mut start = 0;
+        for end in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+            let text = end - start;
+            if text > 0 {
+                *this.line_bytes += text;
+                *this.event_bytes += text;
+                *this.after_cr = false;
             }
+            start = end + 1;
+            if bytes[end] == b'\n' && *this.after_cr {
+                // The LF of a CRLF: the CR ended the line.
+                *this.after_cr = false;
+                continue;
+            }
+            if *this.line_bytes == 0 {
+                *this.event_bytes = 0;
+            }
+            *this.line_bytes = 0;
+            *this.after_cr = bytes[end] == b'\r';
+        }
+        let rest = bytes.len() - start;
+        if rest > 0 {
+            *this.line_bytes += rest;
+            *this.event_bytes += rest;
+            *this.after_cr = false;
         }
         if *this.event_bytes > *this.limit {
             *this.failed = true;
@@ -213,5 +224,13 @@ mod tests {
         assert_eq!(events.len(), 2, "{events:?}");
         assert!(events[0].is_ok());
         assert_eq!(events[1], Err(ErrorKind::ResponseTooLarge { limit: 64 }));
+
+        // Many events in one chunk, CRLF, LF and CR alike, each under the limit, pass together.
+        let many = "data: 0123456789012345678901234567890123\r\n\r\n".repeat(5)
+            + &"data: 0123456789012345678901234567890123\r\r".repeat(5)
+            + &"data: 0123456789012345678901234567890123\n\n".repeat(5);
+        let events = parse(&[Box::leak(many.into_boxed_str())]).await;
+        assert_eq!(events.len(), 15, "{events:?}");
+        assert!(events.iter().all(Result::is_ok), "{events:?}");
     }
 }
