@@ -1,5 +1,5 @@
-//! The `cargo xtask ci` pipeline: fmt, clippy, every feature set, tidy, codegen and test, run in
-//! order, stopping at the first failure.
+//! The `cargo xtask ci` pipeline: fmt, clippy, every feature set, tidy, codegen, deny and test,
+//! run in order, stopping at the first failure.
 // The pipeline reports its progress on stdout, interleaved with the output of the cargo commands.
 #![allow(clippy::print_stdout)]
 
@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{Context as _, bail};
 
 use crate::feature_sets::workspace_feature_sets;
-use crate::tidy;
+use crate::{deny, tidy};
 
 /// What one CI step does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +27,9 @@ pub enum Action {
     FeatureSets,
     /// Runs [`tidy::run`] in this process.
     Tidy,
+    /// Runs [`deny::check`]: `cargo deny check licenses bans sources`, installing the pinned
+    /// `cargo-deny` first if needed.
+    Deny,
 }
 
 /// One named step of the CI pipeline.
@@ -69,6 +72,10 @@ pub const STEPS: &[Step] = &[
         action: Action::Cargo(&["xtask", "codegen", "--check"]),
     },
     Step {
+        name: "deny",
+        action: Action::Deny,
+    },
+    Step {
         name: "test",
         // Every feature, so that the MCP, PostgreSQL and OTLP tests are built and run too.
         action: Action::CargoTest(&["test", "--workspace", "--all-features"]),
@@ -85,6 +92,7 @@ impl Step {
                     .to_owned()
             }
             Action::Tidy => "cargo xtask tidy".to_owned(),
+            Action::Deny => format!("cargo deny check {}", deny::CHECKS.join(" ")),
         }
     }
 }
@@ -244,6 +252,7 @@ fn run_step(root: &Path, step: &Step) -> anyhow::Result<Option<TestTally>> {
         Action::CargoTest(args) => run_cargo_test(root, args).map(Some),
         Action::FeatureSets => check_feature_sets(root).map(|()| None),
         Action::Tidy => tidy::run(root).map(|()| None),
+        Action::Deny => deny::check(root).map(|()| None),
     }
 }
 
@@ -321,11 +330,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn steps_run_fmt_clippy_features_tidy_codegen_then_test() {
+    fn steps_run_fmt_clippy_features_tidy_codegen_deny_then_test() {
         let names: Vec<_> = STEPS.iter().map(|step| step.name).collect();
         assert_eq!(
             names,
-            ["fmt", "clippy", "features", "tidy", "codegen", "test"]
+            [
+                "fmt", "clippy", "features", "tidy", "codegen", "deny", "test"
+            ]
         );
     }
 
@@ -340,14 +351,16 @@ mod tests {
                 "cargo check -p <each package> (defaults, no features, each feature alone)",
                 "cargo xtask tidy",
                 "cargo xtask codegen --check",
+                "cargo deny check licenses bans sources",
                 "cargo test --workspace --all-features",
             ]
         );
     }
 
     #[test]
-    fn tidy_runs_in_process() {
+    fn tidy_and_deny_run_in_process() {
         assert_eq!(STEPS[3].action, Action::Tidy);
+        assert_eq!(STEPS[5].action, Action::Deny);
     }
 
     #[test]

@@ -1,11 +1,12 @@
-//! The library half of xtask, the build system of adk-rs: the `ci` pipeline, the `tidy` checks
-//! and `codegen`.
+//! The library half of xtask, the build system of adk-rs: the `ci` pipeline, the `tidy` checks,
+//! `codegen` and the `cargo deny` step.
 //!
 //! `main.rs` is a thin command-line front end over this library; keeping the logic here lets the
 //! tidy checks run as ordinary tests, both on the real workspace and on small fake ones.
 
 pub mod ci;
 pub mod codegen;
+pub mod deny;
 pub mod feature_sets;
 pub mod tidy;
 

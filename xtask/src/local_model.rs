@@ -93,6 +93,10 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
             server.base_url()
         );
         println!("server log:   {}", server.log_path().display());
+        println!(
+            "API key:      {} (send it as `Authorization: Bearer <key>`)",
+            server.api_key()
+        );
         tokio::signal::ctrl_c()
             .await
             .context("cannot wait for Ctrl-C")?;

@@ -1,5 +1,5 @@
-//! The `cargo xtask` command line: dispatches `ci`, `tidy` and `codegen` to the xtask library,
-//! and `local-model` to its module.
+//! The `cargo xtask` command line: dispatches `ci`, `tidy`, `codegen` and `deny` to the xtask
+//! library, and `local-model` and `bench` to their modules.
 // xtask is a developer tool whose output is meant for a terminal, so printing is its job.
 #![allow(clippy::print_stdout)]
 
@@ -9,16 +9,17 @@ mod local_model;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use xtask::{ci, codegen, tidy, workspace_root};
+use xtask::{ci, codegen, deny, tidy, workspace_root};
 
 const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        run fmt --check, clippy -D warnings, the feature sets, tidy, codegen --check and the
-            workspace tests, in that order
+  ci        run fmt --check, clippy -D warnings, the feature sets, tidy, codegen --check,
+            cargo deny and the workspace tests, in that order
   features  check every package with its defaults, with no features and with each feature alone
   tidy      check layering, `//!` doc headers and forbidden attributes and macros
+  deny      check licences, banned duplicates and sources with cargo deny (installed on first use)
   bench     measure the performance workload of perf/ beside its floor (instructions with
             callgrind, cold start, memory, concurrency)
   codegen [--check]
@@ -52,6 +53,7 @@ fn run(args: Vec<String>) -> anyhow::Result<()> {
         ["codegen"] => codegen::run(&root, codegen::Mode::Write),
         ["codegen", "--check"] => codegen::run(&root, codegen::Mode::Check),
         ["bench"] => bench::run(&root),
+        ["deny"] => deny::check(&root),
         ["local-model", rest @ ..] => local_model::run(rest),
         [] | ["help" | "-h" | "--help"] => {
             println!("{USAGE}{}", local_model::USAGE);

@@ -60,7 +60,14 @@ pub struct RunConfig {
     /// `0` means no cap. A model can ask for any number of calls in one response, and each may
     /// open connections or processes, so the default caps them at 16.
     pub max_concurrent_tool_calls: usize,
+    /// The largest tool result, in bytes of its JSON, that reaches the history (and so the model
+    /// and storage) whole; a larger one is cut to this size with a note saying so. Default
+    /// [`DEFAULT_MAX_TOOL_RESULT_BYTES`] (512 KiB); `0` means no limit.
+    pub max_tool_result_bytes: usize,
 }
+
+/// The default of [`RunConfig::max_tool_result_bytes`]: 512 KiB, about 130 000 tokens.
+pub const DEFAULT_MAX_TOOL_RESULT_BYTES: usize = 512 * 1024;
 
 impl Default for RunConfig {
     fn default() -> Self {
@@ -71,6 +78,7 @@ impl Default for RunConfig {
             save_input_blobs_as_artifacts: false,
             max_repeated_tool_calls: None,
             max_concurrent_tool_calls: 16,
+            max_tool_result_bytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
         }
     }
 }
@@ -98,6 +106,12 @@ impl RunConfig {
     /// (at least 1), for agents that set no limit of their own.
     pub fn with_max_repeated_tool_calls(mut self, limit: u32) -> Self {
         self.max_repeated_tool_calls = Some(limit.max(1));
+        self
+    }
+
+    /// Sets the largest tool result kept whole, in bytes of its JSON (`0`: no limit).
+    pub fn with_max_tool_result_bytes(mut self, limit: usize) -> Self {
+        self.max_tool_result_bytes = limit;
         self
     }
 }

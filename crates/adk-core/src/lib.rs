@@ -36,6 +36,7 @@ mod error;
 mod event;
 mod ids;
 mod model;
+mod redact;
 mod service;
 mod session;
 mod state;
@@ -46,8 +47,8 @@ pub use content::{
     Language, Outcome, Part, PartData, Role,
 };
 pub use context::{
-    AgentProgress, CallbackContext, InvocationContext, InvocationContextBuilder, ReadonlyContext,
-    RunConfig, StreamingMode,
+    AgentProgress, CallbackContext, DEFAULT_MAX_TOOL_RESULT_BYTES, InvocationContext,
+    InvocationContextBuilder, ReadonlyContext, RunConfig, StreamingMode,
 };
 pub use error::{BoxError, Error, ErrorKind, Result};
 pub use event::{Event, EventActions, EventCompaction, ToolConfirmation};
@@ -60,6 +61,7 @@ pub use model::{
     GenerateContentConfig, Llm, LlmRequest, LlmResponse, LlmResponseStream, SafetySetting,
     ThinkingConfig, ThinkingLevel, ToolConfig, UsageMetadata,
 };
+pub use redact::url_without_credentials;
 pub use service::{
     ArtifactService, ArtifactVersion, CreateSessionRequest, GetSessionRequest, MemoryEntry,
     MemoryService, SearchMemoryResponse, SessionService,

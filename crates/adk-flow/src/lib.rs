@@ -44,6 +44,7 @@ mod llm_agent;
 mod planner;
 mod plugin;
 mod processors;
+mod tool_state;
 
 pub use agent_tool::AgentTool;
 pub use agents::{
@@ -58,3 +59,4 @@ pub use code_executor::{BuiltInCodeExecutor, CodeExecutor};
 pub use llm_agent::{IncludeContents, InstructionProvider, LlmAgent, LlmAgentBuilder};
 pub use planner::{BuiltInPlanner, PlanReActPlanner, Planner};
 pub use plugin::{Plugin, Plugins};
+pub use tool_state::ToolStateScopes;

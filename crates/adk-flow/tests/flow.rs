@@ -139,7 +139,7 @@ async fn parallel_calls_are_merged_into_one_response_event() {
 async fn tools_run_concurrently() {
     // Each call waits for the other to start: run one after the other, they would never finish.
     let barrier = Arc::new(tokio::sync::Barrier::new(2));
-    let waiting = support::AsyncTool::shared("wait_for_peer", move || {
+    let waiting = adk_test::AsyncTool::shared("wait_for_peer", move || {
         let barrier = barrier.clone();
         async move {
             barrier.wait().await;
@@ -162,7 +162,7 @@ async fn review_22_11_concurrent_tool_calls_are_capped() {
     let running = Arc::new(AtomicUsize::new(0));
     let most = Arc::new(AtomicUsize::new(0));
     let (running_in_tool, most_in_tool) = (running.clone(), most.clone());
-    let busy = support::AsyncTool::shared("busy", move || {
+    let busy = adk_test::AsyncTool::shared("busy", move || {
         let (running, most) = (running_in_tool.clone(), most_in_tool.clone());
         async move {
             let now = running.fetch_add(1, Ordering::SeqCst) + 1;

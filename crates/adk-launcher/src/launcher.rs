@@ -112,10 +112,12 @@ impl Launcher {
         match self.execute(cli.command).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
+                // An error can quote what a server sent, so it is shown as carefully as model
+                // text.
                 if verbose {
-                    eprintln!("error: {error:?}");
+                    eprintln!("error: {}", terminal::printable(&format!("{error:?}")));
                 } else {
-                    eprintln!("error: {}", error.one_line());
+                    eprintln!("error: {}", terminal::printable(&error.one_line()));
                     eprintln!("(run with -v for details)");
                 }
                 ExitCode::FAILURE

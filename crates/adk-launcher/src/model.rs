@@ -94,7 +94,7 @@ async fn local() -> Result<ChosenModel, LaunchError> {
     })?;
     let llm = OpenAiModel::builder(model.model_name())
         .base_url(server.base_url())
-        .api_key("local")
+        .api_key(server.api_key())
         .prompted_tools(true)
         .build()
         .context(LaunchErrorKind::Model, || {

@@ -182,17 +182,22 @@ async fn create_parent(path: &Path) -> Result<(), LaunchError> {
     Ok(())
 }
 
-/// The URL without its password, for messages.
+/// The URL without its password, for messages. The user information ends at the last `@` before
+/// the path (a password may itself hold `@`), and the query, which may carry a password too, is
+/// left out.
 fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    match rest.split_once('@') {
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
         Some((credentials, host)) => {
             let user = credentials.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{host}")
+            format!("{scheme}://{user}:***@{host}{path}")
         }
-        None => url.to_owned(),
+        None => format!("{scheme}://{authority}{path}"),
     }
 }
 
@@ -209,6 +214,11 @@ mod tests {
         assert_eq!(
             redact("postgres://127.0.0.1/adk"),
             "postgres://127.0.0.1/adk"
+        );
+        // Review finding 20: a password holding `@` leaked its end.
+        assert_eq!(
+            redact("postgres://adk:p@ss:w@rd@db.example:5432/adk?password=again"),
+            "postgres://adk:***@db.example:5432/adk"
         );
     }
 

@@ -1,5 +1,9 @@
 //! The interactive session of `run`: reads messages line by line, streams the agent's answers,
 //! shows tool calls and results, and asks the user to confirm the calls tools want confirmed.
+//!
+//! Everything shown comes from the model or from tools, so it passes [`printable`] first: a
+//! terminal escape sequence in it could write the clipboard (OSC 52), move the cursor over the
+//! confirmation prompt, or retitle the window.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::sync::Arc;
@@ -33,6 +37,8 @@ pub(crate) async fn run(
     function_tools: &[Arc<dyn Tool>],
     args: RunArgs,
 ) -> Result<(), LaunchError> {
+    // Listen for Ctrl-C and SIGTERM before anything starts, the local model's server included.
+    let stop = stop_signal()?;
     let app = apps::choose(apps, args.agent.as_deref())?;
     let built = apps::build(std::slice::from_ref(&app), &args.model, function_tools).await?;
     let services = store::open(&args.services).await?;
@@ -59,7 +65,18 @@ pub(crate) async fn run(
         input: BufReader::new(tokio::io::stdin()).lines(),
         interactive: std::io::stdout().is_terminal(),
     };
-    let outcome = session.converse().await;
+    let outcome = tokio::select! {
+        outcome = session.converse() => outcome,
+        () = stop => {
+            // Ctrl-C or SIGTERM: the local model's server must not outlive the command line, and
+            // dropping its handle kills it. Exit at once after that: the thread blocked reading
+            // the terminal would keep the runtime from shutting down.
+            drop(session);
+            drop(built);
+            println!();
+            std::process::exit(STOPPED_BY_SIGNAL);
+        }
+    };
     session
         .runner
         .close()
@@ -68,6 +85,36 @@ pub(crate) async fn run(
             "cannot close the runner".to_owned()
         })?;
     outcome
+}
+
+/// The exit code after Ctrl-C or SIGTERM, as shells report a process ended by a signal.
+const STOPPED_BY_SIGNAL: i32 = 130;
+
+/// A future that ends at Ctrl-C or SIGTERM, listening from the moment it is made (a signal that
+/// comes before it is first polled is not lost, nor does it kill the process unhandled).
+fn stop_signal() -> Result<impl std::future::Future<Output = ()>, LaunchError> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut terminate = signal(SignalKind::terminate()).context(LaunchErrorKind::Io, || {
+            "cannot listen for SIGTERM".to_owned()
+        })?;
+        let mut interrupt = signal(SignalKind::interrupt()).context(LaunchErrorKind::Io, || {
+            "cannot listen for Ctrl-C".to_owned()
+        })?;
+        Ok(async move {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+    }
 }
 
 /// The session to continue, or a new id.
@@ -234,7 +281,7 @@ impl Transcript {
                     print!("{author}> ");
                     self.streaming = Some(author.to_owned());
                 }
-                print!("{text}");
+                print!("{}", printable(&text));
                 let _ = std::io::stdout().flush();
             }
             return;
@@ -244,7 +291,7 @@ impl Transcript {
         for part in content.parts.iter().filter(|part| !part.thought) {
             match &part.data {
                 PartData::Text(text) if !streamed && !text.trim().is_empty() => {
-                    println!("{author}> {}", text.trim_end());
+                    println!("{author}> {}", printable(text.trim_end()));
                 }
                 PartData::FunctionCall(call) if call.name == REQUEST_CONFIRMATION => {
                     self.confirmations.extend(confirmation(call));
@@ -255,18 +302,22 @@ impl Transcript {
                         .get("agent_name")
                         .and_then(Value::as_str)
                         .unwrap_or("?");
-                    println!("  => {author} hands over to {target}");
+                    println!("  => {author} hands over to {}", printable(target));
                 }
                 PartData::FunctionCall(call) => {
                     println!(
                         "  -> {author} calls {}({})",
-                        call.name,
-                        Value::Object(call.args.clone())
+                        printable(&call.name),
+                        printable(&Value::Object(call.args.clone()).to_string())
                     );
                 }
                 PartData::FunctionResponse(response) if response.name != "transfer_to_agent" => {
                     let result = Value::Object(response.response.clone()).to_string();
-                    println!("  <- {}: {}", response.name, shorten(&result));
+                    println!(
+                        "  <- {}: {}",
+                        printable(&response.name),
+                        printable(&shorten(&result))
+                    );
                 }
                 _ => {}
             }
@@ -288,8 +339,8 @@ fn confirmation(call: &adk_core::FunctionCall) -> Option<Confirmation> {
         .get("toolConfirmation")
         .and_then(|confirmation| confirmation.get("hint"))
         .and_then(Value::as_str)
-        .unwrap_or("A tool asks for your confirmation.")
-        .to_owned();
+        .unwrap_or("A tool asks for your confirmation.");
+    let hint = printable(hint);
     let original = call.args.get("originalFunctionCall");
     let name = original
         .and_then(|call| call.get("name"))
@@ -302,13 +353,77 @@ fn confirmation(call: &adk_core::FunctionCall) -> Option<Confirmation> {
     Some(Confirmation {
         request_id,
         hint,
-        call: format!("{name}({args})"),
+        call: printable(&format!("{name}({args})")),
     })
+}
+
+/// `text` without terminal control: escape sequences (CSI such as cursor moves and screen
+/// clears, OSC such as clipboard writes and window titles, and the rest) are dropped whole, and
+/// every other control character but line feed and tab is dropped, C1 controls included.
+pub(crate) fn printable(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => skip_escape_sequence(&mut chars),
+            // The 8-bit forms of CSI and OSC.
+            '\u{9b}' => skip_until(&mut chars, |c| ('\u{40}'..='\u{7e}').contains(&c)),
+            '\u{9d}' => skip_until(&mut chars, |c| c == '\u{7}' || c == '\u{9c}'),
+            '\n' | '\t' => shown.push(c),
+            c if c.is_control() => {}
+            c => shown.push(c),
+        }
+    }
+    shown
+}
+
+/// Skips the rest of an escape sequence whose `ESC` was just read.
+fn skip_escape_sequence(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.next() {
+        // CSI: parameters, then one final character.
+        Some('[') => skip_until(chars, |c| ('\u{40}'..='\u{7e}').contains(&c)),
+        // OSC, DCS, SOS, PM, APC: a string ended by BEL or ST (`ESC \`).
+        Some(']' | 'P' | 'X' | '^' | '_') => {
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' || c == '\u{9c}' {
+                    break;
+                }
+                if c == '\u{1b}' {
+                    chars.next_if_eq(&'\\');
+                    break;
+                }
+            }
+        }
+        // Any other escape is one more character (or a lone ESC at the end).
+        _ => {}
+    }
+}
+
+/// Skips characters up to and including the first one for which `end` holds.
+fn skip_until(chars: &mut impl Iterator<Item = char>, end: impl Fn(char) -> bool) {
+    for c in chars.by_ref() {
+        if end(c) {
+            break;
+        }
+    }
 }
 
 fn shorten(text: &str) -> String {
     match text.char_indices().nth(SHOWN_RESULT_CHARS) {
         Some((cut, _)) => format!("{}...", &text[..cut]),
         None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_control_is_stripped_and_text_kept() {
+        let hostile = "Hi\u{1b}]52;c;ZXZpbA==\u{7} there\u{1b}[2J\u{1b}[10;1H,\u{1b}]0;title\u{1b}\\ \
+                       friend\u{9b}31m!\u{1b}7\r\u{8}\nnext\tline\u{1b}";
+        assert_eq!(printable(hostile), "Hi there, friend!\nnext\tline");
+        assert_eq!(printable("plain ünïcode ✓"), "plain ünïcode ✓");
     }
 }

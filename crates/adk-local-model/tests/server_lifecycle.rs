@@ -34,6 +34,7 @@ async fn chat(server: &LocalServer, body: Value) -> Value {
     let url = format!("{}/chat/completions", server.base_url());
     let response = reqwest::Client::new()
         .post(url)
+        .bearer_auth(server.api_key())
         .json(&body)
         .send()
         .await
@@ -174,4 +175,47 @@ async fn two_servers_run_side_by_side_and_a_taken_port_is_refused() {
         "{err}"
     );
     assert!(err.to_string().contains("already in use"), "{err}");
+}
+
+#[tokio::test]
+async fn review_15_the_server_answers_only_to_its_own_key_on_the_port_it_bound() {
+    let model = local_model().await;
+    let first = model.start().await.expect("the server starts");
+    let second = model.start().await.expect("a second server starts");
+    assert_ne!(
+        first.api_key(),
+        second.api_key(),
+        "each server has its own key"
+    );
+    let models = format!("{}/models", first.base_url());
+    let client = reqwest::Client::new();
+    // Any local process, or a web page fetching loopback, sends no key or a guessed one.
+    let anonymous = client.get(&models).send().await.expect("GET /v1/models");
+    assert_eq!(anonymous.status(), 401);
+    let guessed = client
+        .get(&models)
+        .bearer_auth(second.api_key())
+        .send()
+        .await
+        .expect("GET /v1/models");
+    assert_eq!(guessed.status(), 401);
+    let owner = client
+        .get(&models)
+        .bearer_auth(first.api_key())
+        .send()
+        .await
+        .expect("GET /v1/models");
+    assert_eq!(owner.status(), 200);
+    // The key never shows in the process's command line or its Debug output.
+    let pid = first.pid().expect("a running process");
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    assert!(!String::from_utf8_lossy(&cmdline).contains(first.api_key()));
+    assert!(!format!("{first:?}").contains(first.api_key()));
+    // The server bound the port itself: its log names the port the handle reports.
+    let log = std::fs::read_to_string(first.log_path()).unwrap();
+    assert!(
+        log.contains(&format!("listening on http://127.0.0.1:{}", first.port())),
+        "{log}"
+    );
+    assert!(String::from_utf8_lossy(&cmdline).contains("--port\u{0}0\u{0}"));
 }

@@ -48,7 +48,7 @@ static SYNTHETIC: LazyLock<Vec<u8>> = LazyLock::new(|| {
 fn count_events(body: &'static [u8]) -> usize {
     let chunks = futures::stream::iter(body.chunks(4096).map(Ok::<_, std::io::Error>));
     RUNTIME.block_on(
-        adk_model::sse_data(chunks)
+        adk_model::sse_data(chunks, 16 * 1024 * 1024)
             .filter(|event| std::future::ready(event.is_ok()))
             .count(),
     )

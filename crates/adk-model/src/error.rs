@@ -33,6 +33,12 @@ pub enum ErrorKind {
     StreamCut,
     /// The adapter is set up wrong, or the request asks for something the provider cannot do.
     Config,
+    /// A response body, or one event of a stream, passed the size limit the builder sets
+    /// (`max_response_bytes`, `max_event_bytes`); reading stopped there.
+    ResponseTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// Another transport failure.
     Transport,
 }
@@ -206,6 +212,10 @@ impl Error {
                 "check the base URL and the network".to_owned(),
             )
         };
+        // reqwest's own message repeats the URL, which may carry credentials; it is named once,
+        // without them.
+        let error = error.without_url();
+        let url = shown_url(url);
         Self::new(kind, format!("{during} {url} failed: {error}; {advice}")).with_source(error)
     }
 }
@@ -255,6 +265,10 @@ const CONTEXT_OVERFLOW_MARKERS: [&str; 5] = [
     "the request exceeds the available context",
     "exceeds the maximum number of tokens allowed",
 ];
+/// `url` as messages show it: without user information and query, which may carry credentials.
+pub(crate) fn shown_url(url: &str) -> String {
+    adk_core::url_without_credentials(url)
+}
 
 impl From<Error> for adk_core::Error {
     fn from(error: Error) -> Self {

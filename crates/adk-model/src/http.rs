@@ -1,12 +1,13 @@
 //! The HTTP transport both adapters share: a reqwest client with `TCP_NODELAY` and a pool that
-//! drops idle connections before servers do, a per-request timeout, retries, and provider error
-//! envelopes turned into typed errors.
+//! drops idle connections before servers do, a per-request timeout, retries, provider error
+//! envelopes turned into typed errors, and bounded reads: no body from the provider is read past a
+//! limit, so a broken or hostile server cannot make the client buffer without end.
 
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, shown_url};
 use crate::retry::RetryPolicy;
 
 /// Settings of the transport, common to both adapters' builders.
@@ -16,7 +17,18 @@ pub(crate) struct HttpSettings {
     pub(crate) connect_timeout: Duration,
     pub(crate) pool_idle_timeout: Option<Duration>,
     pub(crate) retry: RetryPolicy,
+    pub(crate) max_response_bytes: usize,
+    pub(crate) max_event_bytes: usize,
+    pub(crate) max_error_body_bytes: usize,
 }
+
+/// The default of `max_response_bytes`: the largest whole (not streamed) answer read, 64 MiB,
+/// room for several inline images.
+const DEFAULT_MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The default of `max_error_body_bytes`: how much of an error answer is read and kept, 64 KiB;
+/// the rest is left unread.
+const DEFAULT_MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// How long an idle connection stays in the pool by default: below the 5 s after which llama.cpp's
 /// server and uvicorn (so vLLM) close an idle keep-alive connection, so that the client does not
@@ -30,6 +42,9 @@ impl Default for HttpSettings {
             connect_timeout: Duration::from_secs(10),
             pool_idle_timeout: Some(DEFAULT_POOL_IDLE_TIMEOUT),
             retry: RetryPolicy::default(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_event_bytes: crate::sse::DEFAULT_MAX_EVENT_BYTES,
+            max_error_body_bytes: DEFAULT_MAX_ERROR_BODY_BYTES,
         }
     }
 }
@@ -66,6 +81,29 @@ macro_rules! http_builder_methods {
             /// Sets the retry policy (default [`RetryPolicy::default`](crate::RetryPolicy::default)).
             pub fn retry(mut self, policy: $crate::RetryPolicy) -> Self {
                 self.http.retry = policy;
+                self
+            }
+
+            /// Sets the largest whole (not streamed) answer read, in bytes (default 64 MiB); a
+            /// larger one fails the call with
+            /// [`ErrorKind::ResponseTooLarge`](crate::ErrorKind::ResponseTooLarge).
+            pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+                self.http.max_response_bytes = bytes;
+                self
+            }
+
+            /// Sets the largest one event of a streamed answer may be, in bytes (default 16 MiB);
+            /// a larger one ends the stream with
+            /// [`ErrorKind::ResponseTooLarge`](crate::ErrorKind::ResponseTooLarge).
+            pub fn max_event_bytes(mut self, bytes: usize) -> Self {
+                self.http.max_event_bytes = bytes;
+                self
+            }
+
+            /// Sets how much of an error answer (a non-success status) is read and kept in the
+            /// error, in bytes (default 64 KiB); the rest is left unread.
+            pub fn max_error_body_bytes(mut self, bytes: usize) -> Self {
+                self.http.max_error_body_bytes = bytes;
                 self
             }
         }
@@ -148,12 +186,101 @@ impl Transport {
             return Ok(response);
         }
         let retry_after = retry_after(response.headers());
-        let body = response
-            .text()
-            .await
-            .map_err(|error| Error::from_reqwest(error, url, "reading"))?;
+        let body = read_error_body(response, self.settings.max_error_body_bytes, url).await?;
+        // A server (or a proxy in between) may echo the request's headers back; the key never
+        // reaches a message or a log through that.
+        let body = redact_sensitive(&body, headers);
         Err(provider_error(status.as_u16(), body, url).with_retry_after(retry_after))
     }
+
+    /// Reads a whole answer as text, failing past `max_response_bytes`.
+    pub(crate) async fn read_body(
+        &self,
+        response: reqwest::Response,
+        url: &str,
+    ) -> Result<String, Error> {
+        let limit = self.settings.max_response_bytes;
+        let too_large = || {
+            Error::new(
+                ErrorKind::ResponseTooLarge { limit },
+                format!(
+                    "the answer of {} passed {limit} bytes (the builder's \
+                     `max_response_bytes`); the server may be broken or hostile, or raise the \
+                     limit",
+                    shown_url(url)
+                ),
+            )
+        };
+        if response
+            .content_length()
+            .is_some_and(|length| length > limit as u64)
+        {
+            return Err(too_large());
+        }
+        let body = read_at_most(response, limit + 1, url).await?;
+        if body.len() > limit {
+            return Err(too_large());
+        }
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// The largest one event of a streamed answer may be.
+    pub(crate) fn max_event_bytes(&self) -> usize {
+        self.settings.max_event_bytes
+    }
+}
+
+/// `text` with the values of the sensitive headers (the API key, with or without `Bearer `)
+/// replaced by `[REDACTED]`.
+fn redact_sensitive(text: &str, headers: &HeaderMap) -> String {
+    let mut text = text.to_owned();
+    for value in headers.values().filter(|value| value.is_sensitive()) {
+        let Ok(value) = value.to_str() else {
+            continue;
+        };
+        let secret = value.strip_prefix("Bearer ").unwrap_or(value).trim();
+        if secret.len() >= 4 {
+            text = text.replace(secret, "[REDACTED]");
+        }
+    }
+    text
+}
+
+/// The first `limit` bytes of an error answer as text (with a note when there was more), leaving
+/// the rest unread.
+async fn read_error_body(
+    response: reqwest::Response,
+    limit: usize,
+    url: &str,
+) -> Result<String, Error> {
+    let body = read_at_most(response, limit + 1, url).await?;
+    if body.len() <= limit {
+        return Ok(String::from_utf8_lossy(&body).into_owned());
+    }
+    let mut text = String::from_utf8_lossy(&body[..limit]).into_owned();
+    text.push_str(&format!(" [cut at {limit} bytes]"));
+    Ok(text)
+}
+
+/// Reads the body until its end or until `limit` bytes were read, whichever comes first.
+async fn read_at_most(
+    mut response: reqwest::Response,
+    limit: usize,
+    url: &str,
+) -> Result<Vec<u8>, Error> {
+    let mut body = Vec::new();
+    while body.len() < limit {
+        let chunk = response
+            .chunk()
+            .await
+            .map_err(|error| Error::from_reqwest(error, url, "reading"))?;
+        let Some(chunk) = chunk else {
+            break;
+        };
+        let room = limit - body.len();
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+    Ok(body)
 }
 
 /// The typed error of a non-success response, reading the provider's error envelope
@@ -186,6 +313,7 @@ pub(crate) fn provider_error(status: u16, body: String, url: &str) -> Error {
         .as_deref()
         .map(|code| format!(" {code}"))
         .unwrap_or_default();
+    let url = shown_url(url);
     Error::new(
         ErrorKind::Http { status },
         format!("{url} answered HTTP {status}{code}: {detail}; {advice}"),

@@ -72,6 +72,8 @@
 //! ```
 
 mod agent_to_run;
+mod client_state;
+mod credentials;
 mod persist;
 pub mod plugins;
 mod resume;

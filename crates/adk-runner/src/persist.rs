@@ -14,7 +14,17 @@ pub(crate) async fn persist_event(
     ctx: &InvocationContext,
     event: &Event,
 ) -> Result<()> {
-    let mut stored = event.clone();
+    persist_with_stored_copy(sessions, ctx, event, event.clone()).await
+}
+
+/// As [`persist_event`], but storage receives `stored`, a copy of `event` with what must not be
+/// kept (a credential, say) taken out, while the invocation's copy of the session gets `event`.
+pub(crate) async fn persist_with_stored_copy(
+    sessions: &Arc<dyn SessionService>,
+    ctx: &InvocationContext,
+    event: &Event,
+    mut stored: Event,
+) -> Result<()> {
     stored.trim_temp_state();
     let (key, revision) = {
         let session = ctx.session();

@@ -3,8 +3,8 @@
 //! whether it may go on.
 //!
 //! A call waits for the user's answer when an agent of the tree made it in this session, listed it
-//! as long-running, and no user event answered it since. A tool's own interim result (authored by
-//! the agent) does not count as the user's answer.
+//! as long-running, no user event answered it since, and no rewind undid it. A tool's own interim
+//! result (authored by the agent) does not count as the user's answer.
 
 use adk_core::{
     AgentProgress, AgentTree, Content, Error, ErrorKind, Event, FunctionCall, FunctionCallId,
@@ -82,7 +82,7 @@ fn waiting_call<'e>(
     id: &FunctionCallId,
 ) -> Result<(&'e Event, &'e FunctionCall)> {
     let mut answered_since = false;
-    for event in events.iter().rev() {
+    for (index, event) in events.iter().enumerate().rev() {
         if event.author == USER_AUTHOR {
             answered_since |= event
                 .function_responses()
@@ -108,11 +108,42 @@ fn waiting_call<'e>(
                 call.name
             )));
         }
+        if is_undone(events, index) {
+            // An old client (a browser tab opened before the rewind) must not run what the user
+            // undid.
+            return Err(rejected(format!(
+                "call '{id}' of `{}` was undone by a rewind and waits for no answer",
+                call.name
+            )));
+        }
         return Ok((event, call));
     }
     Err(rejected(format!(
         "no agent of this session made a call with id '{id}'"
     )))
+}
+
+/// Whether invocation `invocation_id` was undone by a rewind: a later rewind went back to it or to
+/// an invocation before it.
+pub(crate) fn is_rewound(events: &[Event], invocation_id: &InvocationId) -> bool {
+    events
+        .iter()
+        .position(|event| &event.invocation_id == invocation_id)
+        .is_some_and(|first| is_undone(events, first))
+}
+
+/// Whether event `index` was undone: a rewind after it names an invocation that began at or
+/// before it.
+fn is_undone(events: &[Event], index: usize) -> bool {
+    events[index + 1..]
+        .iter()
+        .filter_map(|event| event.actions.rewind_before_invocation_id.as_ref())
+        .any(|target| {
+            events
+                .iter()
+                .position(|event| &event.invocation_id == target)
+                .is_some_and(|start| start <= index)
+        })
 }
 
 /// For the flow's own requests, checks that the call they are about is genuine: a confirmation

@@ -11,13 +11,15 @@ use adk_core::{
     InvocationId, MemoryService, Part, PartData, Result, Role, RunConfig, Session, SessionId,
     SessionKey, SessionService, SystemClock, USER_AUTHOR, UuidIdGen,
 };
-use adk_flow::{LlmAgent, Plugin, Plugins};
+use adk_flow::{LlmAgent, Plugin, Plugins, ToolStateScopes};
 use async_stream::try_stream;
 use futures::{Stream, StreamExt as _};
 use serde_json::{Map, Value};
 
 use crate::agent_to_run::agent_to_run;
-use crate::persist::persist_event;
+use crate::client_state::ClientStateScopes;
+use crate::credentials;
+use crate::persist::{persist_event, persist_with_stored_copy};
 use crate::resume::{self, Continuation};
 use crate::rewind;
 
@@ -42,6 +44,8 @@ struct Inner {
     plugins: Plugins,
     auto_create_session: bool,
     resumable: bool,
+    client_state: ClientStateScopes,
+    tool_state: ToolStateScopes,
     ids: Arc<dyn IdGen>,
     clock: Arc<dyn Clock>,
 }
@@ -58,6 +62,8 @@ impl Runner {
             plugins: Vec::new(),
             auto_create_session: false,
             resumable: false,
+            client_state: ClientStateScopes::default(),
+            tool_state: ToolStateScopes::default(),
             ids: Arc::new(UuidIdGen),
             clock: Arc::new(SystemClock),
         }
@@ -76,6 +82,16 @@ impl Runner {
     /// The session service.
     pub fn session_service(&self) -> &Arc<dyn SessionService> {
         &self.inner.sessions
+    }
+
+    /// Checks a state delta that a client sent (with a message, when creating a session, or on
+    /// its own): `app:` and `temp:` keys are refused with
+    /// [`ErrorKind::InvalidInput`](adk_core::ErrorKind::InvalidInput) unless the app allows them
+    /// ([`RunnerBuilder::allow_app_state_from_clients`],
+    /// [`RunnerBuilder::allow_temp_state_from_clients`]). The runner checks the delta of every
+    /// [`RunRequest`] itself; a server calls this for the state it writes without a run.
+    pub fn check_client_state(&self, delta: &Map<String, Value>) -> Result<()> {
+        self.inner.client_state.check(delta)
     }
 
     /// Runs the agent tree on `message` in session `session_id` of `user_id`, yielding the events
@@ -226,9 +242,10 @@ impl Inner {
     /// and builds the invocation with the agent that takes the turn. `None` when there is nothing
     /// to run (a resumed invocation that ended, or one still waiting for answers).
     async fn prepare(self: &Arc<Self>, request: RunRequest) -> Result<Option<InvocationContext>> {
+        self.client_state.check(&request.state_delta)?;
         let key = SessionKey::new(self.app_name.clone(), request.user_id, request.session_id);
         let session = self.load_session(&key, self.auto_create_session).await?;
-        let continuation = match &request.new_message {
+        let mut continuation = match &request.new_message {
             Some(message) => resume::check_message(&self.tree, &session.events, message)?,
             None => None,
         };
@@ -256,6 +273,8 @@ impl Inner {
             for plugin in self.plugins.iter() {
                 if let Some(replaced) = plugin.on_user_message(&ctx, &message).await? {
                     message = replaced;
+                    continuation =
+                        self.check_replaced_message(&ctx, plugin.name(), &message, continuation)?;
                     break;
                 }
             }
@@ -293,6 +312,33 @@ impl Inner {
             root
         };
         Ok(Some(ctx.with_agent(agent)))
+    }
+
+    /// Checks the message a plugin's `on_user_message` put in place of the user's as the user's own
+    /// was checked: it may not answer calls that do not wait for an answer, nor continue another
+    /// invocation than the user's message chose. Returns what the replacement continues.
+    fn check_replaced_message(
+        &self,
+        ctx: &InvocationContext,
+        plugin: &str,
+        message: &Content,
+        original: Option<Continuation>,
+    ) -> Result<Option<Continuation>> {
+        let replaced = resume::check_message(&self.tree, &ctx.session().events, message)?;
+        let invocation = |continuation: &Option<Continuation>| {
+            continuation
+                .as_ref()
+                .map(|continuation| continuation.invocation_id.clone())
+        };
+        if invocation(&replaced) != invocation(&original) {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "plugin '{plugin}' replaced the user's message with one that continues another                      invocation than the user's did; the message was not stored and no tool ran"
+                ),
+            ));
+        }
+        Ok(replaced)
     }
 
     /// The session of `key`, created when it does not exist and `create` is set.
@@ -356,6 +402,12 @@ impl Inner {
                 ),
             ));
         }
+        if resume::is_rewound(&session.events, &named) {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!("invocation '{named}' was undone by a rewind and cannot be resumed"),
+            ));
+        }
         if let Some(continuation) = continuation
             && continuation.invocation_id != named
         {
@@ -386,7 +438,8 @@ impl Inner {
             .ids(self.ids.clone())
             .clock(self.clock.clone())
             .resumable(self.resumable)
-            .invocation_data(self.plugins.clone());
+            .invocation_data(self.plugins.clone())
+            .invocation_data(self.tool_state);
         if let Some(content) = user_content {
             builder = builder.user_content(content);
         }
@@ -425,6 +478,13 @@ impl Inner {
         .with_actions(actions)
         .with_branch(branch);
         event.add_run_metadata(&ctx.run_config().custom_metadata);
+        if credentials::holds_credentials(&event) {
+            // The invocation's copy keeps the secret for the call it resumes; storage never sees
+            // it.
+            let mut stored = event.clone();
+            credentials::redact(&mut stored);
+            return persist_with_stored_copy(&self.sessions, ctx, &event, stored).await;
+        }
         persist_event(&self.sessions, ctx, &event).await
     }
 
@@ -559,6 +619,8 @@ pub struct RunnerBuilder {
     plugins: Vec<Arc<dyn Plugin>>,
     auto_create_session: bool,
     resumable: bool,
+    client_state: ClientStateScopes,
+    tool_state: ToolStateScopes,
     ids: Arc<dyn IdGen>,
     clock: Arc<dyn Clock>,
 }
@@ -598,6 +660,29 @@ impl RunnerBuilder {
     /// their progress, and runs can resume a paused invocation.
     pub fn resumable(mut self, resumable: bool) -> Self {
         self.resumable = resumable;
+        self
+    }
+
+    /// Accepts `app:` keys in the state deltas of clients' requests (default: refused with
+    /// [`ErrorKind::InvalidInput`](adk_core::ErrorKind::InvalidInput)). `app:` state is shared by
+    /// every user of the app, so only turn this on when every client is trusted.
+    pub fn allow_app_state_from_clients(mut self, allow: bool) -> Self {
+        self.client_state.app = allow;
+        self
+    }
+
+    /// Accepts `temp:` keys in the state deltas of clients' requests (default: refused). `temp:`
+    /// state is never stored, but it steers the invocation that reads it.
+    pub fn allow_temp_state_from_clients(mut self, allow: bool) -> Self {
+        self.client_state.temp = allow;
+        self
+    }
+
+    /// Lets tools write `app:` state (default: allowed, as in ADK Python). When off, the `app:`
+    /// keys a tool sets are dropped from its response event with a warning, so a tool that takes
+    /// its key from the model cannot change what every user of the app sees.
+    pub fn allow_app_state_from_tools(mut self, allow: bool) -> Self {
+        self.tool_state = ToolStateScopes::default().app(allow);
         self
     }
 
@@ -645,6 +730,8 @@ impl RunnerBuilder {
                 plugins: Plugins::new(self.plugins),
                 auto_create_session: self.auto_create_session,
                 resumable: self.resumable,
+                client_state: self.client_state,
+                tool_state: self.tool_state,
                 ids: self.ids,
                 clock: self.clock,
             }),
@@ -675,7 +762,8 @@ pub struct RunRequest {
     pub session_id: SessionId,
     /// The user's message; `None` only when resuming an invocation by id.
     pub new_message: Option<Content>,
-    /// State to set with the user's message.
+    /// State to set with the user's message; `app:` and `temp:` keys are refused unless the app
+    /// allows them (see [`Runner::check_client_state`]).
     pub state_delta: Map<String, Value>,
     /// The invocation to resume (the runner must be resumable).
     pub invocation_id: Option<InvocationId>,

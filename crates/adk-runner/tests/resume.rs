@@ -10,10 +10,11 @@ use adk_core::{Content, ErrorKind, Event, FunctionCall, Part, Role};
 use adk_flow::{LoopAgent, ParallelAgent, SequentialAgent};
 use adk_runner::RunRequest;
 use adk_test::{ClosureTool, ScriptedModel};
-use adk_tool::ToolContext;
 use expect_test::expect;
 use serde_json::{Value, json};
-use support::{SESSION, USER, agent, answer, call_id, check, run, run_request, runner, stored};
+use support::{
+    SESSION, USER, agent, answer, banker, call_id, check, run, run_request, runner, stored,
+};
 
 /// `ask_approval`: long-running, gives no answer of its own.
 fn ask_approval() -> Arc<dyn adk_tool::Tool> {
@@ -234,35 +235,13 @@ async fn a_parallel_agent_resumes_only_the_branch_that_paused() {
     assert_eq!(quick_model.remaining(), 0);
 }
 
-/// `transfer_money`, which asks for confirmation first and counts the transfers it made.
-fn guarded_transfer(sent: Arc<AtomicUsize>) -> Arc<dyn adk_tool::Tool> {
-    ClosureTool::shared(
-        "transfer_money",
-        move |ctx: &dyn ToolContext, args| match ctx.tool_confirmation() {
-            None => {
-                ctx.request_confirmation("Send money?", Some(args.clone()))?;
-                Ok(json!({"status": "awaiting confirmation"}))
-            }
-            Some(confirmation) if confirmation.confirmed => {
-                sent.fetch_add(1, Ordering::SeqCst);
-                Ok(json!({"status": "sent", "amount": args["amount"]}))
-            }
-            Some(_) => Ok(json!({"status": "rejected"})),
-        },
-    )
-}
-
 #[tokio::test]
 async fn a_genuine_confirmation_resumes_the_call_it_confirms() {
     let sent = Arc::new(AtomicUsize::new(0));
     let model = ScriptedModel::new("m")
         .then_call("transfer_money", json!({"amount": 100}))
         .then_text("Sent.");
-    let banker = agent("banker", &model)
-        .tool(guarded_transfer(sent.clone()))
-        .build()
-        .unwrap();
-    let runner = runner(Arc::new(banker)).resumable(true).build().unwrap();
+    let runner = banker(&model, &sent);
     let paused = run(&runner, "Send 100").await;
     let request = call_id(&paused.events, "adk_request_confirmation");
     let resumed = answer(
@@ -287,11 +266,7 @@ async fn a_genuine_confirmation_resumes_the_call_it_confirms() {
 async fn a_response_to_a_call_nobody_made_is_rejected_and_runs_nothing() {
     let sent = Arc::new(AtomicUsize::new(0));
     let model = ScriptedModel::new("m");
-    let banker = agent("banker", &model)
-        .tool(guarded_transfer(sent.clone()))
-        .build()
-        .unwrap();
-    let runner = runner(Arc::new(banker)).resumable(true).build().unwrap();
+    let runner = banker(&model, &sent);
     let forged = answer(
         &runner,
         "adk_request_confirmation",
@@ -313,11 +288,7 @@ async fn a_response_to_a_call_nobody_made_is_rejected_and_runs_nothing() {
 async fn a_confirmation_request_forged_into_history_runs_no_tool() {
     let sent = Arc::new(AtomicUsize::new(0));
     let model = ScriptedModel::new("m").then_text("Hello.");
-    let banker = agent("banker", &model)
-        .tool(guarded_transfer(sent.clone()))
-        .build()
-        .unwrap();
-    let runner = runner(Arc::new(banker)).resumable(true).build().unwrap();
+    let runner = banker(&model, &sent);
     let first = run(&runner, "Hi").await;
     // Someone with write access to storage adds a request, in the agent's name, to confirm a
     // transfer the agent never asked for.

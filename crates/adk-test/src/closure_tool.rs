@@ -1,5 +1,5 @@
-//! [`ClosureTool`]: a tool whose body is a closure, for tests that need a tool without writing a
-//! type for it.
+//! [`ClosureTool`] and [`AsyncTool`]: tools whose body is a closure, for tests that need a tool
+//! without writing a type for it.
 
 use std::sync::Arc;
 
@@ -78,5 +78,57 @@ impl Tool for ClosureTool {
 
     async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
         (self.body)(ctx.as_ref(), args)
+    }
+}
+
+/// A tool named as asked whose run awaits an async closure without arguments (a tool that waits
+/// for a signal, or never finishes).
+///
+/// ```
+/// use adk_test::AsyncTool;
+/// use adk_tool::Tool as _;
+///
+/// let forever = AsyncTool::shared("wait", std::future::pending);
+/// assert_eq!(forever.name(), "wait");
+/// ```
+pub struct AsyncTool<F> {
+    name: String,
+    body: F,
+}
+
+impl<F, Fut> AsyncTool<F>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Value>> + Send + 'static,
+{
+    /// A tool named `name` that awaits `body()`.
+    pub fn shared(name: &str, body: F) -> Arc<dyn Tool> {
+        Arc::new(Self {
+            name: name.to_owned(),
+            body,
+        })
+    }
+}
+
+#[async_trait]
+impl<F, Fut> Tool for AsyncTool<F>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Value>> + Send + 'static,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        "an async test tool"
+    }
+
+    fn declaration(&self) -> Option<FunctionDeclaration> {
+        Some(FunctionDeclaration::new(&self.name, "an async test tool"))
+    }
+
+    async fn run(&self, _ctx: Arc<dyn ToolContext>, _args: Value) -> Result<Value> {
+        (self.body)().await
     }
 }

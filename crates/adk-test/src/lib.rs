@@ -13,6 +13,7 @@ pub mod browser;
 mod cache;
 mod closure_tool;
 mod harness;
+mod log_capture;
 pub mod mcp_servers;
 pub mod python_peers;
 pub mod recording;
@@ -26,10 +27,13 @@ mod strategies;
 
 pub use agent_run::{AgentRun, render_events};
 pub use cache::{cache_dir, install_once};
-pub use closure_tool::ClosureTool;
+pub use closure_tool::{AsyncTool, ClosureTool};
 pub use harness::{TestArgs, run_single_test};
+pub use log_capture::LogCapture;
 pub use recording::{Exchange, RecordingError, load_recording};
-pub use replay::{BodyEnd, ChunkGate, MockResponse, MockServer, ReceivedRequest};
+pub use replay::{
+    BodyEnd, ChunkGate, MockResponse, MockServer, ReceivedRequest, openai_tool_calls_answered,
+};
 pub use run_outcome::RunOutcome;
 pub use scripted_model::ScriptedModel;
 pub use seams::{SequentialIds, StepClock};

@@ -39,6 +39,13 @@ impl McpServers {
         self.entry("server-filesystem")
     }
 
+    /// The folder of the official TypeScript SDK the servers are built on, for test servers of
+    /// our own (`tests/support/hostile_mcp_server.mjs`).
+    pub fn sdk(&self) -> String {
+        let path = self.dir.join("node_modules/@modelcontextprotocol/sdk");
+        path.to_str().expect("a UTF-8 path").to_owned()
+    }
+
     fn entry(&self, package: &str) -> String {
         let path = self
             .dir

@@ -329,7 +329,12 @@ impl ReceivedRequest {
     }
 }
 
+/// A check of each request before it is answered: `Some(response)` answers it instead of the
+/// queue, as a real server answers a request it rejects.
+type RequestCheck = Box<dyn Fn(&ReceivedRequest) -> Option<MockResponse> + Send + Sync>;
+
 struct Shared {
+    check: Option<RequestCheck>,
     queue: Mutex<VecDeque<MockResponse>>,
     /// Responses answered in turn, forever, once the queue is empty.
     repeat: Vec<MockResponse>,
@@ -354,7 +359,18 @@ impl MockServer {
     ///
     /// When no loopback port can be bound.
     pub async fn start(responses: impl IntoIterator<Item = MockResponse>) -> Self {
-        Self::start_with(responses.into_iter().collect(), Vec::new()).await
+        Self::start_with(responses.into_iter().collect(), Vec::new(), None).await
+    }
+
+    /// Starts a server that replays the recorded responses of `exchanges` in order, answering a
+    /// request that `check` rejects with the response it gives instead (without using up a
+    /// recorded one), as a real provider answers a malformed request.
+    pub async fn replay_checked(
+        exchanges: &[Exchange],
+        check: impl Fn(&ReceivedRequest) -> Option<MockResponse> + Send + Sync + 'static,
+    ) -> Self {
+        let responses = exchanges.iter().map(MockResponse::from_exchange).collect();
+        Self::start_with(responses, Vec::new(), Some(Box::new(check))).await
     }
 
     /// Starts a server that replays the recorded responses of `exchanges` in order.
@@ -365,18 +381,23 @@ impl MockServer {
     /// Starts a server that answers every request with `response` (for benchmarks); it keeps only
     /// the latest request, so that memory stays flat over millions of calls.
     pub async fn repeating(response: MockResponse) -> Self {
-        Self::start_with(VecDeque::new(), vec![response]).await
+        Self::start_with(VecDeque::new(), vec![response], None).await
     }
 
     /// Starts a server that answers with `responses` in turn, starting over after the last (for
     /// benchmarks of conversations: a tool call, then the answer); like
     /// [`repeating`](Self::repeating) it keeps only the latest request.
     pub async fn cycling(responses: Vec<MockResponse>) -> Self {
-        Self::start_with(VecDeque::new(), responses).await
+        Self::start_with(VecDeque::new(), responses, None).await
     }
 
-    async fn start_with(queue: VecDeque<MockResponse>, repeat: Vec<MockResponse>) -> Self {
+    async fn start_with(
+        queue: VecDeque<MockResponse>,
+        repeat: Vec<MockResponse>,
+        check: Option<RequestCheck>,
+    ) -> Self {
         let shared = Arc::new(Shared {
+            check,
             queue: Mutex::new(queue),
             repeat,
             repeated: std::sync::atomic::AtomicUsize::new(0),
@@ -430,27 +451,32 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let body = axum::body::to_bytes(body, usize::MAX)
         .await
         .unwrap_or_default();
+    let request = ReceivedRequest {
+        method: parts.method.to_string(),
+        path: parts.uri.path().to_owned(),
+        query: parts.uri.query().unwrap_or_default().to_owned(),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.as_str().to_owned(),
+                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body,
+    };
+    let rejection = shared.check.as_ref().and_then(|check| check(&request));
     {
         let mut received = shared.received.lock();
         if !shared.repeat.is_empty() {
             received.clear();
         }
-        received.push(ReceivedRequest {
-            method: parts.method.to_string(),
-            path: parts.uri.path().to_owned(),
-            query: parts.uri.query().unwrap_or_default().to_owned(),
-            headers: parts
-                .headers
-                .iter()
-                .map(|(name, value)| {
-                    (
-                        name.as_str().to_owned(),
-                        String::from_utf8_lossy(value.as_bytes()).into_owned(),
-                    )
-                })
-                .collect(),
-            body,
-        });
+        received.push(request);
+    }
+    if let Some(rejection) = rejection {
+        return rejection.into_response();
     }
     let next = shared.queue.lock().pop_front().or_else(|| {
         let turn = shared
@@ -474,9 +500,83 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
     }
 }
 
+/// OpenAI's rule for Chat Completions requests, for [`MockServer::replay_checked`]: every
+/// assistant message with `tool_calls` must be followed by one `tool` message per call id before
+/// any other message. A request that breaks it gets the HTTP 400 OpenAI answers, with OpenAI's
+/// error envelope.
+pub fn openai_tool_calls_answered(request: &ReceivedRequest) -> Option<MockResponse> {
+    let body: serde_json::Value = serde_json::from_slice(&request.body).ok()?;
+    let messages = body.get("messages")?.as_array()?;
+    let mut index = 0;
+    while index < messages.len() {
+        let message = &messages[index];
+        index += 1;
+        let Some(calls) = message.get("tool_calls").and_then(|calls| calls.as_array()) else {
+            continue;
+        };
+        let mut unanswered: Vec<&str> = calls
+            .iter()
+            .filter_map(|call| call.get("id").and_then(|id| id.as_str()))
+            .collect();
+        while let Some(next) = messages.get(index).filter(|next| next["role"] == "tool") {
+            let answered = next["tool_call_id"].as_str().unwrap_or_default();
+            unanswered.retain(|id| *id != answered);
+            index += 1;
+        }
+        if !unanswered.is_empty() {
+            let message = format!(
+                "An assistant message with 'tool_calls' must be followed by tool messages \
+                 responding to each 'tool_call_id'. The following tool_call_ids did not have \
+                 response messages: {}",
+                unanswered.join(", ")
+            );
+            return Some(MockResponse::json(
+                400,
+                &serde_json::json!({"error": {
+                    "message": message,
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": null,
+                }}),
+            ));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn request(body: serde_json::Value) -> ReceivedRequest {
+        ReceivedRequest {
+            method: "POST".into(),
+            path: "/v1/chat/completions".into(),
+            query: String::new(),
+            headers: Vec::new(),
+            body: Bytes::from(body.to_string()),
+        }
+    }
+
+    #[test]
+    fn unanswered_tool_calls_are_rejected_as_openai_does() {
+        let call = |id: &str| serde_json::json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}});
+        let answered = request(serde_json::json!({"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "tool_calls": [call("a"), call("b")]},
+            {"role": "tool", "tool_call_id": "b", "content": "1"},
+            {"role": "tool", "tool_call_id": "a", "content": "2"},
+            {"role": "user", "content": "next"},
+        ]}));
+        assert!(openai_tool_calls_answered(&answered).is_none());
+        let dangling = request(serde_json::json!({"messages": [
+            {"role": "assistant", "tool_calls": [call("a"), call("b")]},
+            {"role": "tool", "tool_call_id": "a", "content": "2"},
+            {"role": "user", "content": "next"},
+        ]}));
+        let rejection = openai_tool_calls_answered(&dangling).expect("rejected");
+        assert_eq!(rejection.status, 400);
+    }
 
     #[test]
     fn sse_bodies_split_after_each_blank_line() {

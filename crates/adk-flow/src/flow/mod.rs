@@ -5,10 +5,12 @@
 //! postprocess each response, finalize the model-response event, handle its function calls, ask for
 //! confirmations, emit structured output, and transfer to the chosen agent.
 
+mod call_ids;
 mod function_calls;
 mod model_call;
 mod repeated_calls;
 mod tool_context;
+mod tool_results;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,6 +32,7 @@ pub(crate) use function_calls::{
     REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION, handle_function_calls,
 };
 pub(crate) use tool_context::FlowToolContext;
+pub(crate) use tool_results::screen as screen_tool_results;
 
 /// The tools of one step, by name.
 pub(crate) type ToolMap = HashMap<String, Arc<dyn Tool>>;
@@ -43,6 +46,9 @@ pub(crate) struct Step {
     /// The error a tool-call hook failed with: the step stores the response event that holds the
     /// results of the other calls first, then ends the run with it.
     pub(crate) hook_failure: parking_lot::Mutex<Option<Error>>,
+    /// The agent's own tools and its toolsets' tools, in the order given: the order their request
+    /// hooks run in.
+    pub(crate) ordered_tools: Vec<Arc<dyn Tool>>,
 }
 
 impl Step {
@@ -54,6 +60,7 @@ impl Step {
             model,
             tools: ToolMap::new(),
             hook_failure: parking_lot::Mutex::new(None),
+            ordered_tools: Vec::new(),
         })
     }
 
@@ -152,18 +159,20 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                 continue;
             }
 
-            let Some(response_event) =
+            let Some(mut response_event) =
                 handle_function_calls(&step, &model_event, &HashMap::new(), None)
                     .instrument(call_llm_span.clone())
                     .await?
             else {
                 continue;
             };
+            screen_tool_results(&step, &mut response_event);
             let auth_event = function_calls::auth_request_event(&step, &response_event);
             let confirmation_event =
                 function_calls::confirmation_request_event(&step, &model_event, &response_event);
             let structured_event =
                 processors::output_schema::structured_response_event(&step, &response_event);
+            let refused_transfer = refuse_unallowed_transfer(&step, &mut response_event);
             let transfer_target = response_event.actions.transfer_to_agent.clone();
             yield response_event;
             step.check_hooks()?;
@@ -176,6 +185,9 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             // After the response event, so that a failed answer is stored before the run ends.
             if let Some(event) = structured_event? {
                 yield event;
+            }
+            if let Some(error) = refused_transfer {
+                Err::<(), _>(error)?;
             }
             if let Some(target) = transfer_target {
                 let next = agent_to_run(&ctx, &target)?;
@@ -197,8 +209,9 @@ fn is_empty_response(response: &LlmResponse) -> bool {
     response.content.is_none() && response.error_code.is_none() && response.interrupted.is_none()
 }
 
-/// Turns a model response into the agent's event: ids for function calls that lack them, the ids
-/// of long-running calls, author and branch, and the state the model callbacks set.
+/// Turns a model response into the agent's event: function-call ids unique in the session (see
+/// `call_ids`), the ids of long-running calls, author and branch, and the state the model
+/// callbacks set.
 fn finalize_model_response_event(
     step: &Step,
     callback_ctx: &CallbackContext,
@@ -209,30 +222,46 @@ fn finalize_model_response_event(
     if !event.is_partial() {
         event.actions.merge(callback_ctx.take_actions());
     }
-    let Some(content) = event.response.content.as_mut() else {
-        return event;
-    };
+    call_ids::make_unique(&step.ctx, &mut event);
     let mut long_running = Vec::new();
     let mut has_calls = false;
-    for part in &mut content.parts {
-        if let adk_core::PartData::FunctionCall(call) = &mut part.data {
-            has_calls = true;
-            let id = call
-                .id
-                .get_or_insert_with(|| step.ctx.ids().function_call_id());
-            if step
-                .tools
-                .get(&call.name)
-                .is_some_and(|tool| tool.is_long_running())
-            {
-                long_running.push(id.clone());
-            }
+    for call in event.function_calls() {
+        has_calls = true;
+        if step
+            .tools
+            .get(&call.name)
+            .is_some_and(|tool| tool.is_long_running())
+        {
+            long_running.extend(call.id.clone());
         }
     }
     if has_calls {
         event.long_running_tool_ids = Some(long_running);
     }
     event
+}
+
+/// Takes a transfer the agent may not make out of `response_event` and returns the error that
+/// ends the step once the event (with the tools' results) is stored. Only the built-in
+/// `transfer_to_agent` tool checks its argument; a custom tool may pass on any name the model
+/// chose, so the flow holds every transfer to the same rule: a sub-agent, or the parent and peers
+/// unless the agent disallows them.
+fn refuse_unallowed_transfer(step: &Step, response_event: &mut Event) -> Option<Error> {
+    let target = response_event.actions.transfer_to_agent.as_deref()?;
+    if processors::may_transfer_to(step, target) {
+        return None;
+    }
+    let error = Error::new(
+        ErrorKind::Agent,
+        format!(
+            "a tool of agent '{}' asked to transfer to '{target}', which is not one of its \
+             sub-agents, nor a parent or peer it may transfer to; the transfer was refused",
+            step.agent.name()
+        ),
+    );
+    tracing::warn!(agent = step.agent.name(), target, "transfer refused");
+    response_event.actions.transfer_to_agent = None;
+    Some(error)
 }
 
 /// The agent a transfer names, anywhere in the tree.

@@ -36,6 +36,14 @@ pub(super) fn process(step: &mut Step, request: &mut LlmRequest) {
         .insert(TRANSFER_TO_AGENT.to_owned(), Arc::new(tool));
 }
 
+/// Whether the agent of `step` may hand the conversation to agent `name`: the same rule the
+/// built-in tool offers the model, enforced by the flow for any tool that asks for a transfer.
+pub(crate) fn may_transfer_to(step: &Step, name: &str) -> bool {
+    transfer_targets(step)
+        .iter()
+        .any(|agent| agent.name() == name)
+}
+
 /// The agents this one may transfer to: its sub-agents, then its parent and its peers when the
 /// parent is an `LlmAgent` and they are not disallowed.
 fn transfer_targets(step: &Step) -> Vec<Arc<dyn Agent>> {

@@ -1,6 +1,10 @@
 //! `auth`: when the user answered the flow's `adk_request_credential` requests, stores each
-//! credential in the invocation's `temp:` state under the request's `credentialKey` (never
-//! persisted) and runs the calls that asked for it again.
+//! credential in the invocation's `temp:` state (never persisted) under the `credentialKey` of the
+//! request the flow made, and runs the calls that asked for it again, the calls of each model
+//! event in turn.
+//!
+//! The key comes from the stored request, never from the client's answer: a client that could
+//! name the key could overwrite any `temp:` value of the invocation.
 
 use std::collections::{HashMap, HashSet};
 
@@ -8,26 +12,31 @@ use adk_core::{Error, ErrorKind, Event, FunctionCallId, Result};
 use serde_json::Value;
 
 use super::resume::{latest_answers, not_yet_answered, original_call_event, requested_call};
-use crate::flow::{REQUEST_CREDENTIAL_FUNCTION, Step, handle_function_calls};
+use crate::flow::{REQUEST_CREDENTIAL_FUNCTION, Step, handle_function_calls, screen_tool_results};
 
 pub(super) async fn process(step: &Step) -> Result<Vec<Event>> {
-    let Some((call_event, ids)) = calls_to_resume(step)? else {
-        return Ok(Vec::new());
-    };
-    let resumed = handle_function_calls(step, &call_event, &HashMap::new(), Some(&ids)).await?;
-    Ok(resumed.into_iter().collect())
+    let mut events = Vec::new();
+    for (call_event, ids) in calls_to_resume(step)? {
+        let resumed = handle_function_calls(step, &call_event, &HashMap::new(), Some(&ids)).await?;
+        events.extend(resumed.map(|mut event| {
+            screen_tool_results(step, &mut event);
+            event
+        }));
+    }
+    Ok(events)
 }
 
-fn calls_to_resume(step: &Step) -> Result<Option<(Event, HashSet<FunctionCallId>)>> {
+/// The model events whose calls the user's credentials resume, each with the ids of its calls not
+/// resumed yet; the credentials are put into the invocation's `temp:` state on the way.
+fn calls_to_resume(step: &Step) -> Result<Vec<(Event, HashSet<FunctionCallId>)>> {
     let mut session = step.ctx.session_mut();
     let events = &session.events;
     let Some((answer_index, answers)) = latest_answers(events, REQUEST_CREDENTIAL_FUNCTION) else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
     let agent = step.agent.base.name.as_str();
     let mut credentials = Vec::new();
-    let mut ids = HashSet::new();
-    let mut call_event: Option<Event> = None;
+    let mut by_event: Vec<(&Event, HashSet<FunctionCallId>)> = Vec::new();
     for (request_id, answer) in answers {
         let request = requested_call(events, answer_index, agent, &request_id)?;
         let call_id: FunctionCallId = request
@@ -55,22 +64,40 @@ fn calls_to_resume(step: &Step) -> Result<Option<(Event, HashSet<FunctionCallId>
                 )
             })?;
         let event = original_call_event(events, answer_index, agent, &original)?;
-        if call_event.as_ref().is_none_or(|seen| seen.id == event.id) {
-            call_event = Some(event.clone());
-            ids.insert(call_id);
+        match by_event.iter_mut().find(|(seen, _)| seen.id == event.id) {
+            Some((_, ids)) => {
+                ids.insert(call_id);
+            }
+            None => by_event.push((event, HashSet::from([call_id]))),
         }
-        if let Some(key) = answer.get("credentialKey").and_then(Value::as_str) {
-            let credential = answer
-                .get("exchangedAuthCredential")
-                .or_else(|| answer.get("rawAuthCredential"))
-                .cloned()
-                .unwrap_or(Value::Object(answer.clone()));
-            credentials.push((format!("temp:{key}"), credential));
+        let key = request
+            .args
+            .get("authConfig")
+            .and_then(|config| config.get("credentialKey"))
+            .and_then(Value::as_str);
+        match key {
+            Some(key) => {
+                let credential = answer
+                    .get("exchangedAuthCredential")
+                    .or_else(|| answer.get("rawAuthCredential"))
+                    .cloned()
+                    .unwrap_or(Value::Object(answer.clone()));
+                credentials.push((format!("temp:{key}"), credential));
+            }
+            None => tracing::warn!(
+                agent,
+                request = %request_id,
+                "a credential request names no `authConfig.credentialKey`; the answer is not stored"
+            ),
         }
     }
-    let ids = not_yet_answered(events, answer_index, ids);
+    let resumptions: Vec<_> = by_event
+        .into_iter()
+        .filter_map(|(event, ids)| {
+            let ids = not_yet_answered(events, answer_index, ids);
+            (!ids.is_empty()).then(|| (event.clone(), ids))
+        })
+        .collect();
     session.state.extend(credentials);
-    Ok(call_event
-        .filter(|_| !ids.is_empty())
-        .map(|event| (event, ids)))
+    Ok(resumptions)
 }

@@ -80,10 +80,12 @@ struct BranchHistory {
     /// For the contents that hold function calls: the index of the content holding their
     /// responses, once there is one.
     responses_of: HashMap<usize, Option<usize>>,
-    /// The content index of each function call, by call id.
+    /// The content index of each function call, by call id (the newest call, should an id repeat
+    /// in a history stored before ids were made unique).
     call_index: HashMap<FunctionCallId, usize>,
-    /// Where the response to each answered call is, among the parts of its responses' content.
-    response_part: HashMap<FunctionCallId, usize>,
+    /// Where the response to each answered call is among the parts of a responses' content, by
+    /// that content's index and the call id.
+    response_part: HashMap<(usize, FunctionCallId), usize>,
     /// Set when the newest event was a response placed after its call with other contents after
     /// it (a long-running call's late result): the model then sees the history only up to that
     /// response, as ADK shows it, and the contents in between again from the next event on.
@@ -178,16 +180,17 @@ impl BranchHistory {
             }
         };
         if response_index + 1 < self.contents.len() {
-            self.latest_late_response = Some(response_index);
+            self.latest_late_response = self.latest_late_response.max(Some(response_index));
         }
         let content = &mut Arc::make_mut(&mut self.contents)[response_index];
         for (id, part) in parts {
             // A newer response to the same call replaces the older one (a tool re-run after the
             // user confirmed it, say).
-            match self.response_part.get(&id) {
-                Some(&index) => content.parts[index] = part,
-                None => {
-                    self.response_part.insert(id, content.parts.len());
+            let key = (response_index, id);
+            match self.response_part.get(&key).copied() {
+                Some(index) if index < content.parts.len() => content.parts[index] = part,
+                _ => {
+                    self.response_part.insert(key, content.parts.len());
                     content.parts.push(part);
                 }
             }
@@ -205,6 +208,12 @@ impl BranchHistory {
             .drain()
             .map(|(call, response)| (shift(call), response.map(shift)))
             .collect();
+        self.response_part = self
+            .response_part
+            .drain()
+            .map(|((content, id), part)| ((shift(content), id), part))
+            .collect();
+        self.latest_late_response = self.latest_late_response.map(shift);
     }
 }
 
@@ -454,6 +463,109 @@ mod tests {
             "model: [{\"functionCall\":{\"args\":{},\"name\":\"slow\"}}]\n\
              user: [{\"functionResponse\":{\"name\":\"slow\",\"response\":{\"result\":\"done\"}}}]\n"
         );
+    }
+
+    /// Review finding 1: a provider that reuses call ids across turns (`call_0` each time) made
+    /// the second answered call write into a response content that did not hold its part.
+    #[test]
+    fn review_01_reused_call_ids_in_a_stored_history_do_not_panic() {
+        let events = [
+            event("user", None, Content::user("one")),
+            call("me", "call_0", "f"),
+            response("me", "call_0", "f", "first"),
+            event("me", None, Content::model("done once")),
+            event("user", None, Content::user("two")),
+            call("me", "call_0", "f"),
+            response("me", "call_0", "f", "second"),
+            response("me", "call_0", "f", "second, again"),
+            event("me", None, Content::model("done twice")),
+        ];
+        assert_eq!(
+            contents(&events, "me", None),
+            "user: [{\"text\":\"one\"}]\n\
+             model: [{\"functionCall\":{\"id\":\"call_0\",\"args\":{},\"name\":\"f\"}}]\n\
+             user: [{\"functionResponse\":{\"id\":\"call_0\",\"name\":\"f\",\"response\":{\"result\":\"first\"}}}]\n\
+             model: [{\"text\":\"done once\"}]\n\
+             user: [{\"text\":\"two\"}]\n\
+             model: [{\"functionCall\":{\"id\":\"call_0\",\"args\":{},\"name\":\"f\"}}]\n\
+             user: [{\"functionResponse\":{\"id\":\"call_0\",\"name\":\"f\",\"response\":{\"result\":\"second, again\"}}}]\n\
+             model: [{\"text\":\"done twice\"}]\n"
+        );
+    }
+
+    /// One part of a generated event.
+    #[derive(Debug, Clone)]
+    enum GeneratedPart {
+        Text(&'static str),
+        Call(&'static str, &'static str),
+        Response(&'static str, &'static str),
+    }
+
+    fn generated_event() -> impl proptest::strategy::Strategy<Value = Event> {
+        use proptest::prelude::*;
+        // Few ids and names, so that repeats and mismatches are common.
+        let ids = prop::sample::select(vec!["", "call_0", "call_0", "call_1", "adk-1"]);
+        let names = prop::sample::select(vec!["f", "f", "g", REQUEST_CONFIRMATION_FUNCTION]);
+        let part = prop_oneof![
+            prop::sample::select(vec!["", "hi", " "]).prop_map(GeneratedPart::Text),
+            (ids.clone(), names.clone()).prop_map(|(id, name)| GeneratedPart::Call(id, name)),
+            (ids, names).prop_map(|(id, name)| GeneratedPart::Response(id, name)),
+        ];
+        (
+            prop::sample::select(vec!["me", "me", "me", "other", "user"]),
+            prop::sample::select(vec![None, None, None, Some("par.me"), Some("par.other")]),
+            prop::sample::select(vec![
+                None,
+                Some(Role::User),
+                Some(Role::Model),
+                Some(Role::Model),
+            ]),
+            prop::collection::vec(part, 1..3),
+        )
+            .prop_map(|(author, branch, role, parts)| {
+                let parts = parts.into_iter().map(|part| match part {
+                    GeneratedPart::Text(text) => Part::text(text),
+                    GeneratedPart::Call(id, name) => {
+                        Part::function_call(FunctionCall::new(name, json!({})).with_id(id))
+                    }
+                    GeneratedPart::Response(id, name) => {
+                        Part::function_response(FunctionResponse::new(name, json!("r")).with_id(id))
+                    }
+                });
+                let mut content = Content::new(Role::User, parts);
+                content.role = role;
+                event(author, branch, content)
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Review finding 1: building the contents cannot panic on any stored history, whatever
+        /// ids, authors, branches and orders it holds, and building step by step gives what one
+        /// build gives.
+        #[test]
+        fn review_01_contents_never_panic_on_any_history(
+            events in proptest::collection::vec(generated_event(), 0..24),
+            cut in 0usize..24,
+        ) {
+            for (agent, branch) in [("me", None), ("me", Some("par.me")), ("other", Some("par"))] {
+                let options = Conversion { agent_name: agent, branch, drop_thoughts: false };
+                let mut incremental = BranchHistory::default();
+                for end in 0..=events.len() {
+                    incremental.catch_up(&events[..end], &options);
+                }
+                let mut fresh = BranchHistory::default();
+                fresh.catch_up(&events, &options);
+                proptest::prop_assert_eq!(
+                    render(&incremental.request_contents()),
+                    render(&fresh.request_contents())
+                );
+                // A session replaced by a shorter one starts the cache over.
+                incremental.catch_up(&events[..cut.min(events.len())], &options);
+                let _ = current_turn(&events, &options);
+            }
+        }
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //!
 //! The first four run in [`resolve_and_resume`], because `auth` and `request_confirmation` may
 //! resume tool calls: their events must reach the session before `contents` reads it. The rest run
-//! in [`preprocess`].
+//! in [`preprocess`]. `tools` collects the tools first and runs their request hooks after
+//! `contents` (see its module).
 
 mod agent_transfer;
 mod auth;
@@ -26,6 +27,8 @@ mod tools;
 
 use adk_core::{Event, LlmRequest, LlmResponse, Result};
 
+pub(crate) use agent_transfer::may_transfer_to;
+
 use crate::flow::Step;
 
 /// The processors up to `request_confirmation`: settings, tools, and the tool calls resumed by the
@@ -35,7 +38,7 @@ pub(crate) async fn resolve_and_resume(
     request: &mut LlmRequest,
 ) -> Result<Vec<Event>> {
     basic::process(step, request);
-    tools::process(step, request).await?;
+    tools::collect(step).await?;
     let mut events = auth::process(step).await?;
     events.extend(request_confirmation::process(step).await?);
     Ok(events)
@@ -46,6 +49,7 @@ pub(crate) async fn preprocess(step: &mut Step, request: &mut LlmRequest) -> Res
     instructions::process(step, request).await?;
     identity::process(step, request);
     contents::process(step, request);
+    tools::process_request(step, request).await?;
     nl_planning::process_request(step, request);
     code_execution::process_request(step, request);
     output_schema::process_request(step, request);

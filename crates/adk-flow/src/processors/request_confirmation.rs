@@ -1,5 +1,6 @@
 //! `request_confirmation`: when the user answered the flow's `adk_request_confirmation` requests,
-//! runs the confirmed (or rejected) calls again with the user's answer in their tool context.
+//! runs the confirmed (or rejected) calls again with the user's answer in their tool context, the
+//! calls of each model event that asked for confirmations in turn.
 
 use std::collections::{HashMap, HashSet};
 
@@ -7,14 +8,20 @@ use adk_core::{Error, ErrorKind, Event, FunctionCall, Result, ToolConfirmation};
 use serde_json::{Map, Value};
 
 use super::resume::{latest_answers, not_yet_answered, original_call_event, requested_call};
-use crate::flow::{REQUEST_CONFIRMATION_FUNCTION, Step, handle_function_calls};
+use crate::flow::{
+    REQUEST_CONFIRMATION_FUNCTION, Step, handle_function_calls, screen_tool_results,
+};
 
 pub(super) async fn process(step: &Step) -> Result<Vec<Event>> {
-    let Some((call_event, confirmations, ids)) = calls_to_resume(step)? else {
-        return Ok(Vec::new());
-    };
-    let resumed = handle_function_calls(step, &call_event, &confirmations, Some(&ids)).await?;
-    Ok(resumed.into_iter().collect())
+    let mut events = Vec::new();
+    for (call_event, confirmations, ids) in calls_to_resume(step)? {
+        let resumed = handle_function_calls(step, &call_event, &confirmations, Some(&ids)).await?;
+        events.extend(resumed.map(|mut event| {
+            screen_tool_results(step, &mut event);
+            event
+        }));
+    }
+    Ok(events)
 }
 
 type Resumption = (
@@ -23,42 +30,45 @@ type Resumption = (
     HashSet<adk_core::FunctionCallId>,
 );
 
-/// The event of the calls to resume, the user's confirmation of each, and their ids.
-fn calls_to_resume(step: &Step) -> Result<Option<Resumption>> {
+/// For each model event whose calls the user's latest message confirmed (or rejected) and that
+/// were not resumed yet: the event, the user's confirmation of each call, and their ids. One
+/// message may answer calls of several model events (a model that asked twice before the user
+/// answered); every one of them is resumed.
+fn calls_to_resume(step: &Step) -> Result<Vec<Resumption>> {
     let session = step.ctx.session();
     let events = &session.events;
     let Some((answer_index, answers)) = latest_answers(events, REQUEST_CONFIRMATION_FUNCTION)
     else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
     let agent = step.agent.base.name.as_str();
-    let mut confirmations = HashMap::new();
-    let mut call_event: Option<&Event> = None;
+    let mut by_event: Vec<(&Event, HashMap<adk_core::FunctionCallId, ToolConfirmation>)> =
+        Vec::new();
     for (request_id, answer) in answers {
         let request = requested_call(events, answer_index, agent, &request_id)?;
         let original = original_call(request)?;
         let event = original_call_event(events, answer_index, agent, &original)?;
-        if call_event.is_some_and(|seen| seen.id != event.id) {
-            // Confirmations of calls from different model responses are resumed one response
-            // per step; the rest wait for the next step.
-            continue;
-        }
-        call_event = Some(event);
         let id = original.id.clone().unwrap_or_default();
-        confirmations.insert(id, parse_confirmation(&answer)?);
+        let confirmation = parse_confirmation(&answer)?;
+        match by_event.iter_mut().find(|(seen, _)| seen.id == event.id) {
+            Some((_, confirmations)) => {
+                confirmations.insert(id, confirmation);
+            }
+            None => by_event.push((event, HashMap::from([(id, confirmation)]))),
+        }
     }
-    let Some(call_event) = call_event else {
-        return Ok(None);
-    };
-    let ids = not_yet_answered(
-        events,
-        answer_index,
-        confirmations.keys().cloned().collect(),
-    );
-    if ids.is_empty() {
-        return Ok(None);
+    let mut resumptions = Vec::new();
+    for (call_event, confirmations) in by_event {
+        let ids = not_yet_answered(
+            events,
+            answer_index,
+            confirmations.keys().cloned().collect(),
+        );
+        if !ids.is_empty() {
+            resumptions.push((call_event.clone(), confirmations, ids));
+        }
     }
-    Ok(Some((call_event.clone(), confirmations, ids)))
+    Ok(resumptions)
 }
 
 fn original_call(request: &FunctionCall) -> Result<FunctionCall> {

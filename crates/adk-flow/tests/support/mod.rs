@@ -5,11 +5,10 @@
 
 use std::sync::Arc;
 
-use adk_core::{FunctionDeclaration, Result};
+use adk_core::Result;
 use adk_flow::{LlmAgent, LlmAgentBuilder};
 use adk_test::{ClosureTool, ScriptedModel};
 use adk_tool::{Tool, ToolContext};
-use async_trait::async_trait;
 use serde_json::{Value, json};
 
 /// A tool named `name` that runs `body`.
@@ -39,47 +38,4 @@ pub(crate) fn weather_tool() -> Arc<dyn Tool> {
 /// An agent builder on `model`.
 pub(crate) fn agent(name: &str, model: &ScriptedModel) -> LlmAgentBuilder {
     LlmAgent::builder(name).model(Arc::new(model.clone()))
-}
-
-/// A tool whose body is an async closure without arguments.
-pub(crate) struct AsyncTool<F> {
-    name: String,
-    body: F,
-}
-
-impl<F, Fut> AsyncTool<F>
-where
-    F: Fn() -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<Value>> + Send + 'static,
-{
-    /// A tool named `name` that awaits `body()`.
-    pub(crate) fn shared(name: &str, body: F) -> Arc<dyn Tool> {
-        Arc::new(Self {
-            name: name.to_owned(),
-            body,
-        })
-    }
-}
-
-#[async_trait]
-impl<F, Fut> Tool for AsyncTool<F>
-where
-    F: Fn() -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<Value>> + Send + 'static,
-{
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn description(&self) -> &str {
-        "an async test tool"
-    }
-
-    fn declaration(&self) -> Option<FunctionDeclaration> {
-        Some(FunctionDeclaration::new(&self.name, "an async test tool"))
-    }
-
-    async fn run(&self, _ctx: Arc<dyn ToolContext>, _args: Value) -> Result<Value> {
-        (self.body)().await
-    }
 }

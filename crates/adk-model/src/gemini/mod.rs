@@ -144,11 +144,14 @@ impl Llm for GeminiModel {
                 }
             };
             if !stream {
-                yield read_whole(response, &url).await;
+                yield read_whole(&inner.transport, response, &url).await;
                 return;
             }
             let mut state = stream::StreamState::default();
-            let mut events = std::pin::pin!(crate::sse::sse_data(response.bytes_stream()));
+            let mut events = std::pin::pin!(crate::sse::sse_data(
+                response.bytes_stream(),
+                inner.transport.max_event_bytes(),
+            ));
             while let Some(event) = events.next().await {
                 let partial = event.and_then(|data| state.push(&data));
                 match partial {
@@ -169,12 +172,10 @@ impl Llm for GeminiModel {
 }
 
 async fn read_whole(
+    transport: &Transport,
     response: reqwest::Response,
     url: &str,
 ) -> Result<adk_core::LlmResponse, Error> {
-    let text = response
-        .text()
-        .await
-        .map_err(|error| Error::from_reqwest(error, url, "reading"))?;
+    let text = transport.read_body(response, url).await?;
     Ok(response::parse(&text)?.into_llm_response())
 }

@@ -70,8 +70,8 @@ impl OpenAiModel {
     }
 }
 
-/// Builds an [`OpenAiModel`].
-#[derive(Debug)]
+/// Builds an [`OpenAiModel`]. Its `Debug` output names the extra headers without their values,
+/// which may be credentials.
 pub struct OpenAiBuilder {
     model: String,
     base_url: Option<String>,
@@ -82,6 +82,22 @@ pub struct OpenAiBuilder {
 }
 
 http_builder_methods!(OpenAiBuilder);
+
+impl std::fmt::Debug for OpenAiBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("OpenAiBuilder")
+            .field("model", &self.model)
+            .field(
+                "base_url",
+                &self.base_url.as_deref().map(crate::error::shown_url),
+            )
+            .field("api_key", &self.api_key)
+            .field("headers", &headers)
+            .field("http", &self.http)
+            .finish_non_exhaustive()
+    }
+}
 
 impl OpenAiBuilder {
     /// Sets the API key, sent as `Authorization: Bearer`; without it `build` reads
@@ -168,11 +184,14 @@ impl OpenAiBuilder {
             None => {}
         }
         for (name, value) in self.headers {
-            let header = HeaderName::try_from(name.as_str())
+            let (name, mut value) = HeaderName::try_from(name.as_str())
                 .ok()
                 .zip(HeaderValue::try_from(value.as_str()).ok())
                 .ok_or_else(|| Error::config(format!("the extra header `{name}` is not a valid HTTP header; fix its name or value")))?;
-            headers.insert(header.0, header.1);
+            // An extra header may carry a credential (an Azure `api-key`, a proxy's token): it is
+            // kept out of Debug output and scrubbed from error messages like the API key.
+            value.set_sensitive(true);
+            headers.insert(name, value);
         }
         Ok(OpenAiModel {
             inner: Arc::new(Inner {
@@ -221,15 +240,18 @@ impl Llm for OpenAiModel {
                 }
             };
             if !stream {
-                yield match response.text().await {
+                yield match inner.transport.read_body(response, &inner.url).await {
                     Ok(text) => response::parse(&text).map(|response| reading.read(response)),
-                    Err(error) => Err(Error::from_reqwest(error, &inner.url, "reading")),
+                    Err(error) => Err(error),
                 };
                 return;
             }
             let mut state = stream::StreamState::default();
             let mut answer = reading.stream();
-            let mut events = std::pin::pin!(crate::sse::sse_data(response.bytes_stream()));
+            let mut events = std::pin::pin!(crate::sse::sse_data(
+                response.bytes_stream(),
+                inner.transport.max_event_bytes(),
+            ));
             while let Some(event) = events.next().await {
                 match event.and_then(|data| state.push(&data)) {
                     Ok(Some(partial)) => {

@@ -168,6 +168,11 @@ fn reasoning_effort(level: ThinkingLevel) -> Result<&'static str, Error> {
     })
 }
 
+/// What a call that never got its response answers in the request: Chat Completions refuses a
+/// request whose assistant tool calls are not each followed by a `tool` message.
+const INTERRUPTED_CALL_RESULT: &str = "{\"error\":\"This tool call was interrupted before it gave a \
+     result (the run was cancelled or failed); it may or may not have taken effect.\"}";
+
 /// The system instruction, then one message per content: the user's text, the model's text and
 /// tool calls, and one `tool` message per function response.
 fn messages(request: &LlmRequest) -> Result<Vec<Message>, Error> {
@@ -185,7 +190,37 @@ fn messages(request: &LlmRequest) -> Result<Vec<Message>, Error> {
             Some(Role::User) | None => user_messages(content, &mut messages)?,
         }
     }
-    Ok(messages)
+    Ok(answer_interrupted_calls(messages))
+}
+
+/// Adds, after each assistant message with tool calls, a `tool` message for every call that the
+/// `tool` messages right after it do not answer. A history can hold such a call when a run was
+/// cancelled (or crashed) after the call was stored and before its result was; without an answer
+/// every later request of the session would be refused with HTTP 400.
+fn answer_interrupted_calls(messages: Vec<Message>) -> Vec<Message> {
+    let mut complete = Vec::with_capacity(messages.len());
+    let mut unanswered: Vec<String> = Vec::new();
+    for message in messages {
+        if message.role == "tool" {
+            unanswered.retain(|id| Some(id) != message.tool_call_id.as_ref());
+        } else {
+            complete.extend(unanswered.drain(..).map(interrupted_call_message));
+            unanswered = message
+                .tool_calls
+                .iter()
+                .filter_map(|call| call["id"].as_str().map(str::to_owned))
+                .collect();
+        }
+        complete.push(message);
+    }
+    complete.extend(unanswered.into_iter().map(interrupted_call_message));
+    complete
+}
+
+fn interrupted_call_message(id: String) -> Message {
+    let mut message = Message::new("tool", Some(json!(INTERRUPTED_CALL_RESULT)));
+    message.tool_call_id = Some(id);
+    message
 }
 
 fn assistant_message(content: &Content) -> Result<Message, Error> {
@@ -546,6 +581,66 @@ mod tests {
         assert_eq!(
             body(&request, false)["response_format"]["json_schema"]["description"],
             "The capital of the country asked about."
+        );
+    }
+
+    #[test]
+    fn a_call_without_a_response_is_answered_as_interrupted() {
+        let call = |id: &str| FunctionCall::new("f", json!({})).with_id(id);
+        let request = LlmRequest::new(
+            "m",
+            vec![
+                Content::user("go"),
+                Content::new(
+                    Role::Model,
+                    [
+                        Part::function_call(call("a")),
+                        Part::function_call(call("b")),
+                    ],
+                ),
+                Content::new(
+                    Role::User,
+                    [Part::function_response(
+                        FunctionResponse::new("f", json!(1)).with_id("b"),
+                    )],
+                ),
+                Content::user("next"),
+                Content::new(Role::Model, [Part::function_call(call("c"))]),
+            ],
+        );
+        let messages = body(&request, false)["messages"].clone();
+        let shape: Vec<String> = messages
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|message| {
+                format!(
+                    "{}{}",
+                    message["role"].as_str().unwrap(),
+                    message["tool_call_id"]
+                        .as_str()
+                        .map(|id| format!(":{id}"))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                "user",
+                "assistant",
+                "tool:b",
+                "tool:a",
+                "user",
+                "assistant",
+                "tool:c"
+            ]
+        );
+        assert!(
+            messages[3]["content"]
+                .as_str()
+                .unwrap()
+                .contains("interrupted")
         );
     }
 

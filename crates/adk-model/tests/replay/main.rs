@@ -1,7 +1,8 @@
 //! Replay tests of the model adapters on real recorded traffic, fault tests on the same loopback
-//! server, keep-alive faults on a raw-socket server, and the check that every recording in the
-//! shared folder is used.
+//! server, keep-alive faults on a raw-socket server, the limits on what the adapters read, and the
+//! check that every recording in the shared folder is used.
 
+mod bounded_reads;
 mod common;
 mod context_overflow;
 mod coverage;

@@ -5,6 +5,7 @@ use adk_core::{
     Result,
 };
 use adk_flow::Plugin;
+use adk_telemetry::content::capture_message_content;
 use adk_tool::{Tool, ToolContext};
 use async_trait::async_trait;
 use serde_json::Value;
@@ -12,6 +13,10 @@ use serde_json::Value;
 /// Logs what a run does through `tracing` (target `adk_runner::plugins::logging`): the start and
 /// end of each run and its errors at `info`/`warn`, agents, model calls, tool calls and events at
 /// `debug`. It never changes anything.
+///
+/// Tool arguments and results may hold personal data and secrets, so they are logged only when
+/// message content capture is on (`adk_telemetry::content::capture_message_content`, the same
+/// opt-in that lets spans record content); otherwise only their size is.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -180,7 +185,15 @@ impl Plugin for LoggingPlugin {
         args: &mut Value,
         _ctx: &dyn ToolContext,
     ) -> Result<Option<Value>> {
-        tracing::debug!(tool = tool.name(), args = %args, "tool call");
+        if capture_message_content() {
+            tracing::debug!(tool = tool.name(), args = %args, "tool call");
+        } else {
+            tracing::debug!(
+                tool = tool.name(),
+                args_bytes = json_size(args),
+                "tool call"
+            );
+        }
         Ok(None)
     }
 
@@ -191,7 +204,15 @@ impl Plugin for LoggingPlugin {
         _ctx: &dyn ToolContext,
         result: &Value,
     ) -> Result<Option<Value>> {
-        tracing::debug!(tool = tool.name(), result = %result, "tool result");
+        if capture_message_content() {
+            tracing::debug!(tool = tool.name(), result = %result, "tool result");
+        } else {
+            tracing::debug!(
+                tool = tool.name(),
+                result_bytes = json_size(result),
+                "tool result"
+            );
+        }
         Ok(None)
     }
 
@@ -205,4 +226,9 @@ impl Plugin for LoggingPlugin {
         tracing::warn!(tool = tool.name(), error = %error, "tool failed");
         Ok(None)
     }
+}
+
+/// The length of `value` as JSON text, for logs that leave the content out.
+fn json_size(value: &Value) -> usize {
+    value.to_string().len()
 }

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use adk_core::{
     Agent, Content, Event, FunctionCallId, FunctionResponse, GetSessionRequest, Part, Role,
@@ -13,8 +14,10 @@ use adk_core::{
 use adk_flow::{LlmAgent, LlmAgentBuilder};
 use adk_runner::{RunRequest, Runner, RunnerBuilder};
 use adk_session::InMemorySessionService;
-use adk_test::{ScriptedModel, SequentialIds, StepClock};
+use adk_test::{ClosureTool, ScriptedModel, SequentialIds, StepClock};
+use adk_tool::{Tool, ToolContext};
 use expect_test::Expect;
+use serde_json::json;
 
 pub(crate) const APP: &str = "app";
 pub(crate) const USER: &str = "ada";
@@ -107,4 +110,31 @@ pub(crate) fn call_id(events: &[Event], name: &str) -> FunctionCallId {
 /// Compares the rendered run with `expected`.
 pub(crate) fn check(outcome: &Outcome, expected: Expect) {
     expected.assert_eq(&outcome.render());
+}
+
+/// `transfer_money`, which asks for confirmation first and counts the transfers it made.
+pub(crate) fn guarded_transfer(sent: Arc<AtomicUsize>) -> Arc<dyn Tool> {
+    ClosureTool::shared(
+        "transfer_money",
+        move |ctx: &dyn ToolContext, args| match ctx.tool_confirmation() {
+            None => {
+                ctx.request_confirmation("Send money?", Some(args.clone()))?;
+                Ok(json!({"status": "awaiting confirmation"}))
+            }
+            Some(confirmation) if confirmation.confirmed => {
+                sent.fetch_add(1, Ordering::SeqCst);
+                Ok(json!({"status": "sent", "amount": args["amount"]}))
+            }
+            Some(_) => Ok(json!({"status": "rejected"})),
+        },
+    )
+}
+
+/// A resumable runner of agent `banker` on `model`, with [`guarded_transfer`] counting in `sent`.
+pub(crate) fn banker(model: &ScriptedModel, sent: &Arc<AtomicUsize>) -> Runner {
+    let banker = agent("banker", model)
+        .tool(guarded_transfer(sent.clone()))
+        .build()
+        .unwrap();
+    runner(Arc::new(banker)).resumable(true).build().unwrap()
 }

@@ -118,8 +118,10 @@ async fn create_session(
         check_initial_event(index, event)?;
     }
     let runner = state.app(app)?;
-    let mut request =
-        CreateSessionRequest::new(app, user).with_state(body.state.unwrap_or_default());
+    let initial_state = body.state.unwrap_or_default();
+    // The client's state may not set `app:` or `temp:` keys unless the app allows it.
+    runner.check_client_state(&initial_state)?;
+    let mut request = CreateSessionRequest::new(app, user).with_state(initial_state);
     if let Some(id) = body.session_id {
         request = request.with_session_id(id);
     }
@@ -182,6 +184,7 @@ pub(super) async fn update(
     JsonBody(body): JsonBody<UpdateBody>,
 ) -> ApiResult<Json<Session>> {
     let key = session_key(&app, &user, &session)?;
+    state.app(&app)?.check_client_state(&body.state_delta)?;
     let mut stored = load(&state, &key).await?;
     let mut actions = EventActions::default();
     actions.state_delta = body.state_delta;

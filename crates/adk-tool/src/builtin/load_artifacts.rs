@@ -20,6 +20,9 @@ const STATUS: &str = "The artifacts' contents are in the next message only. To s
 /// The prefix of artifacts shared by all sessions of a user.
 const USER_PREFIX: &str = "user:";
 
+/// The default of [`LoadArtifactsTool::max_artifact_bytes`]: 8 MiB.
+pub const DEFAULT_MAX_ARTIFACT_BYTES: usize = 8 * 1024 * 1024;
+
 /// The arguments of `load_artifacts`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct LoadArtifactsArgs {
@@ -36,14 +39,20 @@ pub struct LoadArtifactsArgs {
 /// artifact not found in the session is looked up among the user's `user:` artifacts. Inline data
 /// a model cannot read inline becomes text (text-like types) or a short placeholder (binary).
 ///
+/// An artifact larger than [`max_artifact_bytes`](Self::max_artifact_bytes) (users upload files,
+/// so their size is not the app's to choose) is not put into the request: the model reads a note
+/// naming its size and the limit instead.
+///
 /// ```
 /// use adk_tool::Tool;
 /// use adk_tool::builtin::LoadArtifactsTool;
 ///
-/// assert_eq!(LoadArtifactsTool::new().name(), "load_artifacts");
+/// let tool = LoadArtifactsTool::new().max_artifact_bytes(1024 * 1024);
+/// assert_eq!(tool.name(), "load_artifacts");
 /// ```
 pub struct LoadArtifactsTool {
     inner: FunctionTool,
+    max_artifact_bytes: usize,
 }
 
 impl LoadArtifactsTool {
@@ -57,7 +66,15 @@ impl LoadArtifactsTool {
                  example).",
                 load_artifacts,
             ),
+            max_artifact_bytes: DEFAULT_MAX_ARTIFACT_BYTES,
         }
+    }
+
+    /// The largest artifact put into a request, in bytes (default
+    /// [`DEFAULT_MAX_ARTIFACT_BYTES`]).
+    pub fn max_artifact_bytes(mut self, bytes: usize) -> Self {
+        self.max_artifact_bytes = bytes;
+        self
     }
 }
 
@@ -102,12 +119,20 @@ impl Tool for LoadArtifactsTool {
                 tracing::warn!(artifact = %name, "load_artifacts: artifact not found, skipped");
                 continue;
             };
+            let size = artifact_size(&artifact);
+            let part = if size > self.max_artifact_bytes {
+                tracing::warn!(artifact = %name, size, limit = self.max_artifact_bytes, "load_artifacts: artifact over the limit, not loaded");
+                Part::text(format!(
+                    "[Artifact {name} is {size} bytes, more than the {} bytes that can be loaded \
+                     (LoadArtifactsTool::max_artifact_bytes); it was not loaded.]",
+                    self.max_artifact_bytes
+                ))
+            } else {
+                readable_part(artifact, &name)
+            };
             std::sync::Arc::make_mut(&mut request.contents).push(Content::new(
                 Role::User,
-                [
-                    Part::text(format!("Artifact {name} is:")),
-                    readable_part(artifact, &name),
-                ],
+                [Part::text(format!("Artifact {name} is:")), part],
             ));
         }
         Ok(())
@@ -159,6 +184,15 @@ async fn load(ctx: &dyn ToolContext, name: &str) -> Result<Option<Part>> {
     }
     ctx.load_artifact(&format!("{USER_PREFIX}{name}"), None)
         .await
+}
+
+/// The size of an artifact's data: its bytes, or its text.
+fn artifact_size(artifact: &Part) -> usize {
+    match &artifact.data {
+        PartData::InlineData(blob) => blob.data.len(),
+        PartData::Text(text) => text.len(),
+        _ => 0,
+    }
 }
 
 /// `artifact` as a part a model can read: media and PDF inline, text-like types as text, other

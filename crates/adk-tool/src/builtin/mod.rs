@@ -12,7 +12,7 @@ mod preload_memory;
 
 pub use exit_loop::exit_loop;
 pub use get_user_choice::{UserChoiceArgs, get_user_choice};
-pub use load_artifacts::{LoadArtifactsArgs, LoadArtifactsTool};
+pub use load_artifacts::{DEFAULT_MAX_ARTIFACT_BYTES, LoadArtifactsArgs, LoadArtifactsTool};
 pub use load_memory::{LoadMemoryArgs, LoadMemoryTool};
 pub use preload_memory::PreloadMemoryTool;
 

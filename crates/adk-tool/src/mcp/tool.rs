@@ -4,18 +4,20 @@ use std::sync::{Arc, Weak};
 
 use adk_core::{FunctionDeclaration, Result};
 use async_trait::async_trait;
-use rmcp::model::{CallToolResult, Tool as McpToolInfo};
+use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
-use super::connection::Connection;
+use super::connection::{Connection, Resend};
+use super::untrusted::VettedTool;
 use crate::function_tool::{ConfirmationGate, confirmation_gate};
 use crate::schema::is_empty_object;
-use crate::{Tool, ToolContext, ToolError, ToolErrorKind, simplify_schema};
+use crate::{Tool, ToolContext, ToolError, ToolErrorKind};
 
 /// One tool of an MCP server, as listed by [`McpToolset`](super::McpToolset).
 ///
 /// Its declaration carries the server's input schema, simplified for providers
-/// ([`simplify_schema`]). Calling it forwards the arguments to the server; the result becomes
+/// ([`simplify_schema`](crate::simplify_schema)), with its texts vetted as untrusted (see the
+/// [module docs](super)). Calling it forwards the arguments to the server; the result becomes
 /// `{"content": [...], "structuredContent": ...}` with MCP's content blocks (text, image, audio,
 /// resource, resource link) as the server sent them, minus annotations and metadata. A result
 /// with `isError: true` becomes a [`ToolErrorKind::McpToolError`] whose message is the server's
@@ -27,29 +29,23 @@ pub struct McpTool {
     response: Option<Value>,
     connection: Weak<Connection>,
     require_confirmation: bool,
+    idempotent: bool,
 }
 
 impl McpTool {
     pub(super) fn new(
-        info: McpToolInfo,
+        tool: VettedTool,
         connection: &Arc<Connection>,
         require_confirmation: bool,
     ) -> Self {
-        let parameters = simplify_schema(Value::Object((*info.input_schema).clone()));
-        let response = info
-            .output_schema
-            .map(|schema| simplify_schema(Value::Object((*schema).clone())));
         Self {
-            description: info
-                .description
-                .map(|description| description.into_owned())
-                .or(info.title)
-                .unwrap_or_default(),
-            name: info.name.into_owned(),
-            parameters: (!is_empty_object(&parameters)).then_some(parameters),
-            response,
+            name: tool.name,
+            description: tool.description,
+            parameters: (!is_empty_object(&tool.parameters)).then_some(tool.parameters),
+            response: tool.response,
             connection: Arc::downgrade(connection),
             require_confirmation,
+            idempotent: tool.idempotent,
         }
     }
 
@@ -83,7 +79,14 @@ impl McpTool {
                 ),
             )
         })?;
-        let result = connection.call_tool(&self.name, arguments).await?;
+        // A call lost with its connection is sent again only when the server says the tool is
+        // idempotent: otherwise the server may have acted already.
+        let resend = if self.idempotent {
+            Resend::Safe
+        } else {
+            Resend::IfNeverSent
+        };
+        let result = connection.call_tool(&self.name, arguments, resend).await?;
         function_response(&self.name, result)
     }
 }

@@ -4,6 +4,9 @@
 //! Each test binary uses part of it.
 #![allow(dead_code, unreachable_pub)]
 
+#[cfg(feature = "mcp")]
+pub mod mcp_calls;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
