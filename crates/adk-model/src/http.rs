@@ -111,6 +111,18 @@ macro_rules! http_builder_methods {
 }
 pub(crate) use http_builder_methods;
 
+/// `url` parsed once, when a model is built, so that a malformed base URL fails the build with a
+/// clear message and no request parses its URL again.
+pub(crate) fn parse_url(url: &str) -> Result<reqwest::Url, Error> {
+    reqwest::Url::parse(url).map_err(|error| {
+        Error::config(format!(
+            "`{}` is not a valid URL ({error}); give the base URL with its scheme, like \
+             `http://127.0.0.1:8080/v1`",
+            shown_url(url)
+        ))
+    })
+}
+
 /// A reqwest client plus the retry policy and timeout.
 #[derive(Debug, Clone)]
 pub(crate) struct Transport {
@@ -119,19 +131,28 @@ pub(crate) struct Transport {
 }
 
 impl Transport {
-    pub(crate) fn new(settings: HttpSettings) -> Result<Self, Error> {
-        let client = reqwest::Client::builder()
+    /// A transport for requests to `base_url` and below it.
+    ///
+    /// Redirects are not followed: a model API answers where it is asked, and a redirect would
+    /// carry the API key's header to wherever it points. For an `http://` base URL no TLS root
+    /// store is loaded (the client never makes a TLS connection), which spares a process that
+    /// talks to a local server the system certificates' parse at start.
+    pub(crate) fn new(settings: HttpSettings, base_url: &reqwest::Url) -> Result<Self, Error> {
+        let mut builder = reqwest::Client::builder()
             // Without TCP_NODELAY the first small SSE write stalls ~40 ms behind Nagle's algorithm.
             .tcp_nodelay(true)
             .connect_timeout(settings.connect_timeout)
             .pool_idle_timeout(settings.pool_idle_timeout)
-            .build()
-            .map_err(|error| {
-                Error::config(format!(
-                    "could not build the HTTP client: {error}; this is a TLS or system setup problem"
-                ))
-                .with_source(error)
-            })?;
+            .redirect(reqwest::redirect::Policy::none());
+        if base_url.scheme() == "http" {
+            builder = builder.tls_certs_only(std::iter::empty());
+        }
+        let client = builder.build().map_err(|error| {
+            Error::config(format!(
+                "could not build the HTTP client: {error}; this is a TLS or system setup problem"
+            ))
+            .with_source(error)
+        })?;
         Ok(Self { client, settings })
     }
 
@@ -139,7 +160,7 @@ impl Transport {
     /// success status; any other status becomes an [`ErrorKind::Http`] error holding the body.
     pub(crate) async fn post(
         &self,
-        url: &str,
+        url: &reqwest::Url,
         headers: &HeaderMap,
         body: bytes::Bytes,
     ) -> Result<reqwest::Response, Error> {
@@ -164,13 +185,13 @@ impl Transport {
 
     async fn post_once(
         &self,
-        url: &str,
+        url: &reqwest::Url,
         headers: &HeaderMap,
         body: bytes::Bytes,
     ) -> Result<reqwest::Response, Error> {
         let mut request = self
             .client
-            .post(url)
+            .post(url.clone())
             .headers(headers.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body);
@@ -180,12 +201,13 @@ impl Transport {
         let response = request
             .send()
             .await
-            .map_err(|error| Error::from_reqwest(error, url, "sending to"))?;
+            .map_err(|error| Error::from_reqwest(error, url.as_str(), "sending to"))?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
         }
         let retry_after = retry_after(response.headers());
+        let url = url.as_str();
         let body = read_error_body(response, self.settings.max_error_body_bytes, url).await?;
         // A server (or a proxy in between) may echo the request's headers back; the key never
         // reaches a message or a log through that.

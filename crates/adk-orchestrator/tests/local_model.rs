@@ -46,7 +46,7 @@ async fn server(ctx_size: u32) -> LocalServer {
 fn model(server: &LocalServer) -> Arc<dyn Llm> {
     let model = OpenAiModel::builder(server.model_name())
         .base_url(server.base_url())
-        .api_key("unused")
+        .api_key(server.api_key())
         .prompted_tools(true)
         .build()
         .expect("the adapter builds");

@@ -12,7 +12,7 @@ use futures::StreamExt as _;
 use reqwest::header::{HeaderMap, HeaderValue};
 
 use crate::error::Error;
-use crate::http::{HttpSettings, Transport, http_builder_methods};
+use crate::http::{HttpSettings, Transport, http_builder_methods, parse_url};
 use crate::secret::ApiKey;
 
 /// The default base URL, up to and including the API version.
@@ -37,8 +37,33 @@ pub struct GeminiModel {
 struct Inner {
     model: String,
     base_url: String,
+    /// The two endpoints of the builder's model, parsed once; a request naming another model
+    /// builds its own.
+    endpoints: Endpoints,
     headers: HeaderMap,
     transport: Transport,
+}
+
+/// The URLs of one model's `generateContent` and `streamGenerateContent?alt=sse`.
+struct Endpoints {
+    unary: reqwest::Url,
+    stream: reqwest::Url,
+}
+
+impl Endpoints {
+    fn new(base_url: &str, model: &str) -> Result<Self, Error> {
+        let model = model.trim_start_matches("models/");
+        Ok(Self {
+            unary: parse_url(&format!("{base_url}/models/{model}:generateContent"))?,
+            stream: parse_url(&format!(
+                "{base_url}/models/{model}:streamGenerateContent?alt=sse"
+            ))?,
+        })
+    }
+
+    fn get(&self, stream: bool) -> &reqwest::Url {
+        if stream { &self.stream } else { &self.unary }
+    }
 }
 
 impl std::fmt::Debug for GeminiModel {
@@ -46,7 +71,7 @@ impl std::fmt::Debug for GeminiModel {
         // The headers hold the API key, so they are not shown.
         f.debug_struct("GeminiModel")
             .field("model", &self.inner.model)
-            .field("base_url", &self.inner.base_url)
+            .field("base_url", &crate::error::shown_url(&self.inner.base_url))
             .finish_non_exhaustive()
     }
 }
@@ -106,12 +131,14 @@ impl GeminiBuilder {
         value.set_sensitive(true);
         let mut headers = HeaderMap::new();
         headers.insert("x-goog-api-key", value);
+        let endpoints = Endpoints::new(&self.base_url, &self.model)?;
         Ok(GeminiModel {
             inner: Arc::new(Inner {
+                transport: Transport::new(self.http, &endpoints.unary)?,
                 model: self.model,
                 base_url: self.base_url,
+                endpoints,
                 headers,
-                transport: Transport::new(self.http)?,
             }),
         })
     }
@@ -125,10 +152,22 @@ impl Llm for GeminiModel {
     fn generate(&self, request: LlmRequest, stream: bool) -> LlmResponseStream {
         let inner = Arc::clone(&self.inner);
         let responses = async_stream::stream! {
-            let model = if request.model.is_empty() { inner.model.as_str() } else { request.model.as_str() };
-            let model = model.trim_start_matches("models/");
-            let method = if stream { "streamGenerateContent?alt=sse" } else { "generateContent" };
-            let url = format!("{}/models/{model}:{method}", inner.base_url);
+            let other;
+            let endpoints = if request.model.is_empty() || request.model == inner.model {
+                &inner.endpoints
+            } else {
+                match Endpoints::new(&inner.base_url, &request.model) {
+                    Ok(endpoints) => {
+                        other = endpoints;
+                        &other
+                    }
+                    Err(error) => {
+                        yield Err(error);
+                        return;
+                    }
+                }
+            };
+            let url = endpoints.get(stream);
             let body = match request::build(&request) {
                 Ok(body) => body,
                 Err(error) => {
@@ -136,7 +175,7 @@ impl Llm for GeminiModel {
                     return;
                 }
             };
-            let response = match inner.transport.post(&url, &inner.headers, body).await {
+            let response = match inner.transport.post(url, &inner.headers, body).await {
                 Ok(response) => response,
                 Err(error) => {
                     yield Err(error);
@@ -144,7 +183,7 @@ impl Llm for GeminiModel {
                 }
             };
             if !stream {
-                yield read_whole(&inner.transport, response, &url).await;
+                yield read_whole(&inner.transport, response, url.as_str()).await;
                 return;
             }
             let mut state = stream::StreamState::default();

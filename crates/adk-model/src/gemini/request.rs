@@ -7,7 +7,7 @@ use adk_core::{
     ToolConfig,
 };
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::error::Error;
 
@@ -16,9 +16,9 @@ use crate::error::Error;
 struct GenerateContentRequest<'a> {
     contents: Cow<'a, [Content]>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system_instruction: Option<Value>,
+    system_instruction: Option<SystemInstruction<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<Value>,
+    tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_config: Option<&'a ToolConfig>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -66,7 +66,10 @@ pub(super) fn build(request: &LlmRequest) -> Result<bytes::Bytes, Error> {
             .system_instruction
             .as_ref()
             .filter(|text| !text.is_empty())
-            .map(|text| json!({"parts": [{"text": text}], "role": "user"})),
+            .map(|text| SystemInstruction {
+                parts: [TextPart { text }],
+                role: "user",
+            }),
         tools: tools(&request.tools, &request.builtin_tools),
         tool_config: config.tool_config.as_ref(),
         safety_settings: &config.safety_settings,
@@ -120,29 +123,65 @@ fn contents_for_gemini(contents: &[Content]) -> Cow<'_, [Content]> {
     Cow::Owned(owned)
 }
 
-fn tools(declarations: &[FunctionDeclaration], builtins: &[BuiltinTool]) -> Vec<Value> {
+/// The system instruction as a `Content` of one text part.
+#[derive(Serialize)]
+struct SystemInstruction<'a> {
+    parts: [TextPart<'a>; 1],
+    role: &'static str,
+}
+
+#[derive(Serialize)]
+struct TextPart<'a> {
+    text: &'a str,
+}
+
+/// One entry of `tools`: the function declarations together, or one built-in tool. Written
+/// straight from the declarations, so that their schemas are not copied for every request.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+enum WireTool<'a> {
+    FunctionDeclarations(Vec<WireDeclaration<'a>>),
+    CodeExecution(Empty),
+    GoogleSearch(Empty),
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireDeclaration<'a> {
+    name: &'a str,
+    description: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameters_json_schema: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_json_schema: Option<&'a Value>,
+}
+
+/// `{}`.
+#[derive(Serialize)]
+struct Empty {}
+
+fn tools<'a>(
+    declarations: &'a [FunctionDeclaration],
+    builtins: &[BuiltinTool],
+) -> Vec<WireTool<'a>> {
     let mut tools = Vec::new();
     if !declarations.is_empty() {
-        let declarations: Vec<Value> = declarations
-            .iter()
-            .map(|declaration| {
-                let mut wire =
-                    json!({"name": declaration.name, "description": declaration.description});
-                if let Some(parameters) = &declaration.parameters {
-                    wire["parametersJsonSchema"] = parameters.clone();
-                }
-                if let Some(response) = &declaration.response {
-                    wire["responseJsonSchema"] = response.clone();
-                }
-                wire
-            })
-            .collect();
-        tools.push(json!({"functionDeclarations": declarations}));
+        tools.push(WireTool::FunctionDeclarations(
+            declarations
+                .iter()
+                .map(|declaration| WireDeclaration {
+                    name: &declaration.name,
+                    description: &declaration.description,
+                    parameters_json_schema: declaration.parameters.as_ref(),
+                    response_json_schema: declaration.response.as_ref(),
+                })
+                .collect(),
+        ));
     }
     for builtin in builtins {
         tools.push(match builtin {
-            BuiltinTool::CodeExecution => json!({"codeExecution": {}}),
-            BuiltinTool::GoogleSearch => json!({"googleSearch": {}}),
+            BuiltinTool::CodeExecution => WireTool::CodeExecution(Empty {}),
+            BuiltinTool::GoogleSearch => WireTool::GoogleSearch(Empty {}),
             _ => continue,
         });
     }
@@ -153,6 +192,7 @@ fn tools(declarations: &[FunctionDeclaration], builtins: &[BuiltinTool]) -> Vec<
 mod tests {
     use super::*;
     use adk_core::{FunctionCallingConfig, FunctionCallingMode, Part};
+    use serde_json::json;
 
     fn body(request: &LlmRequest) -> Value {
         serde_json::from_slice(&build(request).unwrap()).unwrap()

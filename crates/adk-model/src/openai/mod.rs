@@ -15,7 +15,7 @@ use futures::StreamExt as _;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::error::Error;
-use crate::http::{HttpSettings, Transport, http_builder_methods};
+use crate::http::{HttpSettings, Transport, http_builder_methods, parse_url};
 use crate::secret::ApiKey;
 
 pub use response::RAW_ARGUMENTS_KEY;
@@ -40,7 +40,7 @@ pub struct OpenAiModel {
 
 struct Inner {
     model: String,
-    url: String,
+    url: reqwest::Url,
     headers: HeaderMap,
     options: request::Options,
     transport: Transport,
@@ -51,7 +51,7 @@ impl std::fmt::Debug for OpenAiModel {
         // The headers hold the API key, so they are not shown.
         f.debug_struct("OpenAiModel")
             .field("model", &self.inner.model)
-            .field("url", &self.inner.url)
+            .field("url", &crate::error::shown_url(self.inner.url.as_str()))
             .finish_non_exhaustive()
     }
 }
@@ -193,13 +193,14 @@ impl OpenAiBuilder {
             value.set_sensitive(true);
             headers.insert(name, value);
         }
+        let url = parse_url(&format!("{base_url}/chat/completions"))?;
         Ok(OpenAiModel {
             inner: Arc::new(Inner {
                 model: self.model,
-                url: format!("{base_url}/chat/completions"),
+                transport: Transport::new(self.http, &url)?,
+                url,
                 headers,
                 options: self.options,
-                transport: Transport::new(self.http)?,
             }),
         })
     }
@@ -240,7 +241,7 @@ impl Llm for OpenAiModel {
                 }
             };
             if !stream {
-                yield match inner.transport.read_body(response, &inner.url).await {
+                yield match inner.transport.read_body(response, inner.url.as_str()).await {
                     Ok(text) => response::parse(&text).map(|response| reading.read(response)),
                     Err(error) => Err(error),
                 };

@@ -337,3 +337,29 @@ async fn model_debug_output_never_shows_the_key() {
     );
     assert!(!shown.contains("secret"), "{shown}");
 }
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_so_the_key_stays_with_the_model_api() {
+    // The redirect points back at the same server, so following it would be seen as a second
+    // request carrying the key.
+    let server = MockServer::start([
+        MockResponse::new(307, "").header("location", "/v1/elsewhere"),
+        completion("followed"),
+    ])
+    .await;
+    let model = model(&server, fast_retries(), Duration::from_secs(10));
+    let outcome = common::run(&model, request(), false).await;
+    assert_eq!(kind(&outcome), ErrorKind::Http { status: 307 });
+    assert_eq!(server.requests().len(), 1, "the redirect was not followed");
+}
+
+#[test]
+fn a_malformed_base_url_fails_the_build_with_a_clear_error() {
+    let error = OpenAiModel::builder("gpt-test")
+        .api_key("test-key")
+        .base_url("127.0.0.1:8080/v1")
+        .build()
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Config);
+    assert!(error.to_string().contains("not a valid URL"), "{error}");
+}
