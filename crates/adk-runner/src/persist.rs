@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use adk_core::{Event, InvocationContext, Result, SessionService};
+use adk_core::{Event, InvocationContext, Result, SessionService, StateScope};
 
 /// Stores `event` (not partial) in `sessions` at the revision the invocation's session copy last
 /// saw, then applies it to that copy. `temp:` keys reach the copy's state for the rest of the
@@ -14,7 +14,20 @@ pub(crate) async fn persist_event(
     ctx: &InvocationContext,
     event: &Event,
 ) -> Result<()> {
-    persist_with_stored_copy(sessions, ctx, event, event.clone()).await
+    let has_temp_state = event
+        .actions
+        .state_delta
+        .keys()
+        .any(|key| StateScope::of(key) == StateScope::Temp);
+    if has_temp_state {
+        return persist_with_stored_copy(sessions, ctx, event, event.clone()).await;
+    }
+    // The common case: storage and the invocation's copy get the same event, so the one copy
+    // made for storage moves into the session afterwards.
+    let stored = event.clone();
+    let new_revision = store(sessions, ctx, &stored).await?;
+    ctx.session_mut().apply_event(stored, new_revision);
+    Ok(())
 }
 
 /// As [`persist_event`], but storage receives `stored`, a copy of `event` with what must not be
@@ -26,11 +39,20 @@ pub(crate) async fn persist_with_stored_copy(
     mut stored: Event,
 ) -> Result<()> {
     stored.trim_temp_state();
+    let new_revision = store(sessions, ctx, &stored).await?;
+    ctx.session_mut().apply_event(event.clone(), new_revision);
+    Ok(())
+}
+
+/// Stores `event` at the revision the invocation's session copy last saw; returns the new one.
+async fn store(
+    sessions: &Arc<dyn SessionService>,
+    ctx: &InvocationContext,
+    event: &Event,
+) -> Result<u64> {
     let (key, revision) = {
         let session = ctx.session();
         (session.key(), session.revision)
     };
-    let new_revision = sessions.persist_event(&key, revision, &stored).await?;
-    ctx.session_mut().apply_event(event.clone(), new_revision);
-    Ok(())
+    sessions.persist_event(&key, revision, event).await
 }
