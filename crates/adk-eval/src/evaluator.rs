@@ -26,6 +26,8 @@ use crate::result::{
 ///
 /// Each case runs in a fresh in-memory session (with the case's starting state) through the real
 /// runner, one user message per invocation; then every metric of the [`EvalConfig`] scores it.
+/// Unlike ADK Python, cases share no `user:` or `app:` state: each has in-memory services of its
+/// own, so a case's result does not depend on the cases before it.
 /// Cases run one after another, in the set's order.
 ///
 /// ```
@@ -150,9 +152,10 @@ impl Evaluator {
         async_stream::try_stream! {
             evaluator.check()?;
             let cases = cases?;
-            let harness = evaluator.harness();
             for case in cases {
-                let inference = harness.run(&case).await;
+                // Each case gets services of its own, so that the `user:` and `app:` state one
+                // case leaves cannot change what the next one sees.
+                let inference = evaluator.harness().run(&case).await;
                 yield evaluator.score(&eval_set_id, &case, inference).await?;
             }
         }
@@ -170,11 +173,10 @@ impl Evaluator {
             .await
             .into_iter()
             .collect::<Result<_, _>>()?;
-        Ok(EvalSetResult::new(
+        Ok(EvalSetResult::finished(
             &self.app_name,
             &set.eval_set_id,
             results,
-            now(),
         ))
     }
 
@@ -401,12 +403,4 @@ fn with_rubrics(
         invocation.rubrics = Some(rubrics);
     }
     invocation
-}
-
-/// Now, in seconds since the Unix epoch.
-fn now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_secs_f64())
-        .unwrap_or_default()
 }

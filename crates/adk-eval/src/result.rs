@@ -57,6 +57,19 @@ impl EvalSetResult {
         }
     }
 
+    /// The result of running set `eval_set_id` of app `app_name`, ending now.
+    pub fn finished(
+        app_name: &str,
+        eval_set_id: &str,
+        eval_case_results: Vec<EvalCaseResult>,
+    ) -> Self {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|elapsed| elapsed.as_secs_f64())
+            .unwrap_or_default();
+        Self::new(app_name, eval_set_id, eval_case_results, now)
+    }
+
     /// How many cases passed, and how many did not.
     pub fn counts(&self) -> (usize, usize) {
         let passed = self

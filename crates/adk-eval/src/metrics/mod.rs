@@ -28,7 +28,7 @@ use crate::error::EvalError;
 use crate::eval_set::{EvalCase, Invocation};
 
 pub use judge::{Judge, LlmJudge};
-pub use rouge::{RougeScore, rouge1};
+pub use rouge::{RougeScore, rouge_tokens, rouge1};
 pub use rubrics::RubricMetric;
 pub use trajectory::{MatchType, ToolTrajectory};
 pub use verdict::FinalResponseMatchV2;

@@ -32,7 +32,7 @@ pub struct RougeScore {
 /// assert_eq!(score.recall, 0.75);
 /// ```
 pub fn rouge1(candidate: &str, reference: &str) -> RougeScore {
-    let (reference, candidate) = (tokenize(reference), tokenize(candidate));
+    let (reference, candidate) = (rouge_tokens(reference), rouge_tokens(candidate));
     let (reference, candidate) = (counts(&reference), counts(&candidate));
     let overlap: usize = reference
         .iter()
@@ -63,8 +63,12 @@ fn counts(tokens: &[String]) -> HashMap<&str, usize> {
     counts
 }
 
-/// The tokens ROUGE compares.
-pub(crate) fn tokenize(text: &str) -> Vec<String> {
+/// The tokens ROUGE compares in `text`: to see why an answer scores as it does.
+///
+/// ```
+/// assert_eq!(adk_eval::metrics::rouge_tokens("It's raining!"), ["it", "s", "rain"]);
+/// ```
+pub fn rouge_tokens(text: &str) -> Vec<String> {
     let normalized: String = text.nfkc().collect::<String>().to_lowercase();
     let mut spaced = String::with_capacity(normalized.len());
     for c in normalized.chars() {
@@ -152,12 +156,12 @@ mod tests {
     #[test]
     fn tokens_are_stemmed_ascii_words_and_unicode_words() {
         assert_eq!(
-            tokenize("It's RAINING in Tokyo, 19°C!"),
+            rouge_tokens("It's RAINING in Tokyo, 19°C!"),
             ["it", "s", "rain", "in", "tokyo", "19", "c"]
         );
-        assert_eq!(tokenize("東京は雨"), ["東", "京", "は", "雨"]);
-        assert_eq!(tokenize("Café naïve"), ["café", "naïve"]);
-        assert_eq!(tokenize("ﬁne"), ["fine"]);
+        assert_eq!(rouge_tokens("東京は雨"), ["東", "京", "は", "雨"]);
+        assert_eq!(rouge_tokens("Café naïve"), ["café", "naïve"]);
+        assert_eq!(rouge_tokens("ﬁne"), ["fine"]);
     }
 
     #[test]
