@@ -10,7 +10,7 @@ use clap::{CommandFactory as _, FromArgMatches as _};
 use crate::apps::{App, AppSource};
 use crate::args::{Cli, Command};
 use crate::error::{LaunchError, LaunchErrorKind};
-use crate::{create, serve, terminal};
+use crate::{create, eval, serve, terminal};
 
 /// The command line of a program that runs agents: `run` (an interactive terminal session),
 /// `web` (ADK's REST + SSE API with the adk-web dev UI), `api_server` (the API alone) and
@@ -46,6 +46,7 @@ use crate::{create, serve, terminal};
 #[must_use]
 pub struct Launcher {
     apps: Vec<App>,
+    metrics: eval::Metrics,
 }
 
 impl Launcher {
@@ -73,6 +74,16 @@ impl Launcher {
             name: name.into(),
             source: AppSource::OnModel(Arc::new(build)),
         });
+        self
+    }
+
+    /// Offers the custom eval metric `metric` to `eval`, under the name eval configs give it.
+    pub fn eval_metric(
+        mut self,
+        name: impl Into<String>,
+        metric: Arc<dyn adk_eval::Metric>,
+    ) -> Self {
+        self.metrics.push((name.into(), metric));
         self
     }
 
@@ -135,6 +146,7 @@ impl Launcher {
             }
             Command::ApiServer(args) => serve::serve(&self.apps, args, false).await,
             Command::Create(args) => create::create(&args),
+            Command::Eval(args) => eval::eval(&self.apps, &self.metrics, args).await,
         }
     }
 }

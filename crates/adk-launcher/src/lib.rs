@@ -8,6 +8,7 @@
 //! | `web [DIR]` | ADK's REST + SSE API with the adk-web dev UI at `/dev-ui/` |
 //! | `api_server [DIR]` | the same API without the UI |
 //! | `create NAME` | a new project: a Cargo binary on the launcher, or a YAML agent (`--yaml`) |
+//! | `eval AGENT EVALSET...` | runs ADK eval sets on an app and scores it (see `adk-eval`); non-zero exit when a case fails |
 //!
 //! Services are chosen by URL, as ADK Python's `--session_service_uri` does:
 //! `--session-service-uri` (`sqlite://path`, the default `.adk/sessions.db`; `postgres://...`;
@@ -42,6 +43,7 @@ mod apps;
 mod args;
 mod create;
 mod error;
+mod eval;
 mod launcher;
 mod model;
 mod serve;

@@ -14,6 +14,7 @@
 //! | [`runner`] | `adk-runner` | the runner |
 //! | [`telemetry`] | `adk-telemetry` | tracing spans and OpenTelemetry export |
 //! | `server` | `adk-server` | the REST + SSE server and the dev UI (feature `server`) |
+//! | `eval` | `adk-eval` | eval sets, metrics and results, for tests and `adk eval` (feature `eval`) |
 //! | `launcher`, [`Launcher`] | `adk-launcher` | `run`, `web`, `api_server`, `create` for your binary (feature `launcher`) |
 //!
 //! ## Features
@@ -28,7 +29,8 @@
 //! | `mcp` | the MCP toolset | no |
 //! | `otel` | OTLP export of traces and metrics | no |
 //! | `server` | the HTTP server: ADK's REST + SSE API and the adk-web dev UI | no |
-//! | `launcher` | the command line for your own binary, [`Launcher`] (turns on `server`) | no |
+//! | `eval` | evaluation with ADK's eval sets, metrics and result files | no |
+//! | `launcher` | the command line for your own binary, [`Launcher`] (turns on `server` and `eval`) | no |
 //! | `full` | all of the above | no |
 //!
 //! Features are additive; each builds on its own.
@@ -90,6 +92,13 @@ pub mod telemetry {
 pub mod server {
     #[doc(inline)]
     pub use adk_server::*;
+}
+
+/// Evaluation with ADK's eval sets, metrics and result files (`adk-eval`, feature `eval`).
+#[cfg(feature = "eval")]
+pub mod eval {
+    #[doc(inline)]
+    pub use adk_eval::*;
 }
 
 /// The command line for your own binary: `run`, `web`, `api_server`, `create` (`adk-launcher`,
