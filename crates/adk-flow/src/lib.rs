@@ -58,3 +58,4 @@ pub use code_executor::{BuiltInCodeExecutor, CodeExecutor};
 pub use llm_agent::{IncludeContents, InstructionProvider, LlmAgent, LlmAgentBuilder};
 pub use planner::{BuiltInPlanner, PlanReActPlanner, Planner};
 pub use plugin::{Plugin, Plugins};
+pub use processors::live_events::without_rewound;
