@@ -72,6 +72,7 @@
 //! ```
 
 mod agent_to_run;
+mod compaction;
 mod persist;
 pub mod plugins;
 mod resume;
@@ -80,6 +81,7 @@ mod runner;
 
 pub use adk_core::{RunConfig, StreamingMode};
 pub use adk_flow::{Plugin, Plugins};
+pub use compaction::{CompactionConfig, DEFAULT_SUMMARY_PROMPT, LlmSummarizer, Summarizer};
 pub use runner::{RunRequest, RunStream, Runner, RunnerBuilder};
 
 // Runners are shared between tasks: a compile-time check that they stay `Send + Sync`.

@@ -17,6 +17,7 @@ use futures::{Stream, StreamExt as _};
 use serde_json::{Map, Value};
 
 use crate::agent_to_run::agent_to_run;
+use crate::compaction::CompactionConfig;
 use crate::persist::persist_event;
 use crate::resume::{self, Continuation};
 use crate::rewind;
@@ -44,6 +45,7 @@ struct Inner {
     resumable: bool,
     ids: Arc<dyn IdGen>,
     clock: Arc<dyn Clock>,
+    compaction: Option<CompactionConfig>,
 }
 
 impl Runner {
@@ -60,6 +62,7 @@ impl Runner {
             resumable: false,
             ids: Arc::new(UuidIdGen),
             clock: Arc::new(SystemClock),
+            compaction: None,
         }
     }
 
@@ -499,6 +502,35 @@ impl Inner {
             for plugin in inner.plugins.iter() {
                 plugin.after_run(&ctx).await?;
             }
+            inner.compact(&ctx).await;
+        }
+    }
+
+    /// After an invocation, appends the compaction event the config calls for, if any. It is not
+    /// yielded: the invocation's answer is already out. A failure is logged and loses nothing, as
+    /// the events stay and the next invocation tries again.
+    async fn compact(&self, ctx: &InvocationContext) {
+        let Some(config) = &self.compaction else {
+            return;
+        };
+        // The window is copied under the session lock, which is not held while the summary is
+        // written.
+        let Some(window) = config.window(&ctx.session().events) else {
+            return;
+        };
+        let stored = match config.summarize(&window).await {
+            Ok(Some(event)) => {
+                let mut event = event;
+                event.id = self.ids.event_id();
+                event.invocation_id = self.ids.invocation_id();
+                event.timestamp = self.clock.now();
+                persist_event(&self.sessions, ctx, &event).await
+            }
+            Ok(None) => Ok(()),
+            Err(error) => Err(error),
+        };
+        if let Err(error) = stored {
+            tracing::warn!(%error, "events compaction failed; the events stay as they are");
         }
     }
 
@@ -558,6 +590,7 @@ pub struct RunnerBuilder {
     resumable: bool,
     ids: Arc<dyn IdGen>,
     clock: Arc<dyn Clock>,
+    compaction: Option<CompactionConfig>,
 }
 
 impl RunnerBuilder {
@@ -610,6 +643,13 @@ impl RunnerBuilder {
         self
     }
 
+    /// Compacts each session's events after invocations, as `config` says (ADK Python's
+    /// `EventsCompactionConfig`): the model then sees summaries instead of old events.
+    pub fn compaction(mut self, config: CompactionConfig) -> Self {
+        self.compaction = Some(config);
+        self
+    }
+
     /// Builds the runner; fails when no session service was given, the agent tree is invalid
     /// (empty or duplicate names, an agent named `user`), or two plugins share a name.
     pub fn build(self) -> Result<Runner> {
@@ -620,6 +660,9 @@ impl RunnerBuilder {
             )
         })?;
         let tree = AgentTree::new(self.root_agent)?;
+        if let Some(config) = &self.compaction {
+            config.check()?;
+        }
         let mut names = HashSet::new();
         for plugin in &self.plugins {
             if !names.insert(plugin.name().to_owned()) {
@@ -644,6 +687,7 @@ impl RunnerBuilder {
                 resumable: self.resumable,
                 ids: self.ids,
                 clock: self.clock,
+                compaction: self.compaction,
             }),
         })
     }
