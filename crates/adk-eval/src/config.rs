@@ -20,7 +20,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::error::{EvalError, parse_json, source_name};
+use crate::error::{EvalError, parse_json};
 
 /// The name of the config file ADK looks for beside an eval set.
 pub const TEST_CONFIG_FILE: &str = "test_config.json";
@@ -100,11 +100,8 @@ impl EvalConfig {
     /// As [`from_json`](Self::from_json), or [`EvalErrorKind::Io`](crate::EvalErrorKind::Io) when
     /// the file cannot be read.
     pub async fn load(path: impl AsRef<Path>) -> Result<Self, EvalError> {
-        let path = path.as_ref();
-        let text = tokio::fs::read_to_string(path)
-            .await
-            .map_err(|error| EvalError::read(path, error))?;
-        Self::from_json(&text, &source_name(path))
+        let (text, source) = crate::error::read_source(path.as_ref()).await?;
+        Self::from_json(&text, &source)
     }
 
     /// The config an eval of the set at `eval_set_path` uses when none is named, as `adk eval`

@@ -194,6 +194,14 @@ pub(crate) fn source_name(path: &Path) -> String {
     path.display().to_string()
 }
 
+/// The text of the file at `path` and the name it is reported under.
+pub(crate) async fn read_source(path: &Path) -> Result<(String, String), EvalError> {
+    let text = tokio::fs::read_to_string(path)
+        .await
+        .map_err(|error| EvalError::read(path, error))?;
+    Ok((text, source_name(path)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

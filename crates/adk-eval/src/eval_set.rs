@@ -11,7 +11,7 @@ use adk_core::{Content, FunctionCall, FunctionResponse, Part};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::error::{EvalError, JsonPath, parse_json, source_name};
+use crate::error::{EvalError, JsonPath, parse_json};
 use crate::legacy;
 
 /// A named set of eval cases, as in an ADK `*.evalset.json` file.
@@ -98,11 +98,8 @@ impl EvalSet {
     /// [`EvalErrorKind::Malformed`](crate::EvalErrorKind::Malformed) naming the file and the JSON
     /// path of the first problem.
     pub async fn load(path: impl AsRef<Path>) -> Result<Self, EvalError> {
-        let path = path.as_ref();
-        let text = tokio::fs::read_to_string(path)
-            .await
-            .map_err(|error| EvalError::read(path, error))?;
-        Self::from_json(&text, &source_name(path))
+        let (text, source) = crate::error::read_source(path.as_ref()).await?;
+        Self::from_json(&text, &source)
     }
 
     /// The case with id `eval_id`.
@@ -178,6 +175,20 @@ pub struct EvalCase {
 }
 
 impl EvalCase {
+    /// The rubrics of this case, then those of `expected` (one of its invocations), as ADK
+    /// gathers them for an invocation.
+    pub fn rubrics_with<'a>(
+        &'a self,
+        expected: Option<&'a Invocation>,
+    ) -> impl Iterator<Item = &'a Rubric> + 'a {
+        self.rubrics.iter().flatten().chain(
+            expected
+                .and_then(|invocation| invocation.rubrics.as_ref())
+                .into_iter()
+                .flatten(),
+        )
+    }
+
     /// A case `eval_id` of the invocations in `conversation`.
     pub fn new(eval_id: impl Into<String>, conversation: Vec<Invocation>) -> Self {
         Self {

@@ -387,18 +387,7 @@ fn with_rubrics(
     expected: Option<&Invocation>,
 ) -> Invocation {
     let mut invocation = invocation.clone();
-    let rubrics: Vec<_> = case
-        .rubrics
-        .iter()
-        .flatten()
-        .chain(
-            expected
-                .and_then(|e| e.rubrics.as_ref())
-                .into_iter()
-                .flatten(),
-        )
-        .cloned()
-        .collect();
+    let rubrics: Vec<_> = case.rubrics_with(expected).cloned().collect();
     if !rubrics.is_empty() {
         invocation.rubrics = Some(rubrics);
     }

@@ -128,15 +128,7 @@ impl RubricMetric {
         let wanted = self.subject.rubric_type();
         let invocation_rubrics = input
             .eval_case
-            .rubrics
-            .iter()
-            .flatten()
-            .chain(
-                expected
-                    .and_then(|e| e.rubrics.as_ref())
-                    .into_iter()
-                    .flatten(),
-            )
+            .rubrics_with(expected)
             .filter(|rubric| rubric.kind.as_deref() == Some(wanted));
         let mut rubrics: Vec<Rubric> = Vec::new();
         for rubric in criterion_rubrics.iter().chain(invocation_rubrics) {

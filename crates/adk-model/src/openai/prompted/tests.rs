@@ -85,6 +85,16 @@ fn last_message(request: &ReceivedRequest) -> Value {
         .clone()
 }
 
+/// The first function call of `response`, which the test expects to exist.
+fn first_call(response: &LlmResponse) -> FunctionCall {
+    response
+        .content
+        .as_ref()
+        .and_then(|content| content.function_calls().next())
+        .expect("the response holds a call")
+        .clone()
+}
+
 fn schema(request: &ReceivedRequest) -> Value {
     request.json()["response_format"]["json_schema"]["schema"].clone()
 }
@@ -98,14 +108,7 @@ async fn a_grounded_call_is_filled_under_the_tools_schema() {
         vec![says(r#"{"city": " Tokyo,"}"#)],
     )
     .await;
-    let call = responses[0]
-        .content
-        .as_ref()
-        .unwrap()
-        .function_calls()
-        .next()
-        .unwrap()
-        .clone();
+    let call = first_call(&responses[0]);
     assert_eq!(
         (call.name.as_str(), &call.args["city"]),
         ("get_weather", &json!("Tokyo"))
@@ -213,14 +216,7 @@ async fn a_forced_call_is_neither_checked_nor_answered() {
     tool_config.function_calling_config = Some(calling);
     forced.config.tool_config = Some(tool_config);
     let (responses, requests) = turn(forced, false, vec![says(r#"{"city": "Paris"}"#)]).await;
-    let call = responses[0]
-        .content
-        .as_ref()
-        .unwrap()
-        .function_calls()
-        .next()
-        .unwrap()
-        .clone();
+    let call = first_call(&responses[0]);
     assert_eq!(call.args["city"], "Paris");
     assert_eq!(requests.len(), 1);
 }
@@ -233,17 +229,7 @@ async fn a_tool_without_arguments_to_check_is_confirmed_after_examples() {
         vec![says("\"yes\"")],
     )
     .await;
-    assert_eq!(
-        responses[0]
-            .content
-            .as_ref()
-            .unwrap()
-            .function_calls()
-            .next()
-            .unwrap()
-            .name,
-        "now"
-    );
+    assert_eq!(first_call(&responses[0]).name, "now");
     let messages = requests[0].json()["messages"].clone();
     assert_eq!(
         messages[1]["content"],
@@ -275,17 +261,7 @@ async fn with_several_tools_the_model_chooses_first() {
         vec![says("\"get_weather\""), says(r#"{"city": "Paris"}"#)],
     )
     .await;
-    assert_eq!(
-        responses[0]
-            .content
-            .as_ref()
-            .unwrap()
-            .function_calls()
-            .next()
-            .unwrap()
-            .name,
-        "get_weather"
-    );
+    assert_eq!(first_call(&responses[0]).name, "get_weather");
     assert_eq!(
         schema(&requests[0]),
         json!({"enum": ["now", "get_weather"]})
