@@ -43,7 +43,14 @@
 //! # Rewind
 //!
 //! [`Runner::rewind`] appends an event that undoes the session-scoped state and artifact changes
-//! made since an invocation began; see [`Runner::rewind`] for the exact semantics.
+//! made since an invocation began; see [`Runner::rewind`] for the exact semantics. The model no
+//! longer sees the rewound events.
+//!
+//! # Events compaction
+//!
+//! With [`RunnerBuilder::compaction`], the runner summarizes old events after invocations into
+//! compaction events, which the model then sees instead of the events they cover; see
+//! [`CompactionConfig`].
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
