@@ -2,8 +2,12 @@
 
 use adk_launcher::Launcher;
 
-/// `launcher` with every bundled example as an app, under its app name.
-pub(crate) fn bundled(launcher: Launcher) -> Launcher {
+/// `launcher` with every bundled example as an app, under its app name, and the examples' eval
+/// metrics.
+pub(crate) fn bundled(mut launcher: Launcher) -> Launcher {
+    for (name, metric) in quickstart::eval::metrics() {
+        launcher = launcher.eval_metric(name, metric);
+    }
     launcher
         .app_on_model(quickstart::APP_NAME, quickstart::root_agent)
         .app_on_model(multi_agent::APP_NAME, multi_agent::root_agent)

@@ -5,14 +5,18 @@
 //! history included), finalizing events, running the call, and applying the events to the session
 //! as the runner does. One iteration is one step of a long invocation; the cost should not grow
 //! with the history. Run with `cargo bench -p adk-flow`.
+//!
+//! `compacted_flow_step` does the same after a compaction event that summarizes all of the history
+//! but its last two events, at 10, 1,000 and 10,000 events: the model then sees the summary, and
+//! the step's cost should not depend on how many events it replaced.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
 use adk_core::{
-    Agent, Content, Event, EventStream, FunctionCall, FunctionDeclaration, InvocationContext,
-    InvocationId, Llm, LlmRequest, LlmResponse, LlmResponseStream, Part, Role, RunConfig, Session,
-    SessionKey,
+    Agent, Content, Event, EventActions, EventCompaction, EventStream, FunctionCall,
+    FunctionDeclaration, InvocationContext, InvocationId, Llm, LlmRequest, LlmResponse,
+    LlmResponseStream, Part, Role, RunConfig, Session, SessionKey,
 };
 use adk_flow::LlmAgent;
 use adk_tool::{Tool, ToolContext};
@@ -75,9 +79,30 @@ fn session_with_history(events: usize) -> Session {
                 Content::model(format!("answer {i}: it is sunny and 21 degrees.")),
             )
         };
-        let event = Event::new(InvocationId::from("e-history"), author).with_content(content);
+        let mut event = Event::new(InvocationId::from("e-history"), author).with_content(content);
+        // Distinct timestamps in order, so that a compaction's range is exact.
+        event.timestamp = i as f64 + 1.0;
         session.apply_event(event, i as u64 + 1);
     }
+    session
+}
+
+/// `session` with a compaction event summarizing all of its events but the last two, as the
+/// runner appends one.
+fn compacted(mut session: Session) -> Session {
+    let covered = session.events.len().saturating_sub(2).max(1);
+    let mut actions = EventActions::default();
+    actions.compaction = Some(EventCompaction {
+        start_timestamp: session.events[0].timestamp,
+        end_timestamp: session.events[covered - 1].timestamp,
+        compacted_content: Content::model(format!(
+            "The user asked {covered} questions about the weather; it was sunny and 21 degrees."
+        )),
+    });
+    let mut event = Event::new(InvocationId::from("e-compaction"), "user").with_actions(actions);
+    event.timestamp = session.events[session.events.len() - 1].timestamp + 0.5;
+    let revision = session.revision + 1;
+    session.apply_event(event, revision);
     session
 }
 
@@ -89,7 +114,7 @@ struct Invocation {
 }
 
 impl Invocation {
-    fn start(history: usize) -> Self {
+    fn start(session: Session) -> Self {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
@@ -101,7 +126,7 @@ impl Invocation {
                 .build()
                 .unwrap(),
         );
-        let ctx = InvocationContext::builder(agent.clone(), session_with_history(history))
+        let ctx = InvocationContext::builder(agent.clone(), session)
             .user_content(Content::user("go"))
             // Thousands of steps in one invocation: lift the default limit of 500 model calls.
             .run_config(RunConfig::default().with_max_llm_calls(0))
@@ -136,6 +161,13 @@ impl Invocation {
 // Each iteration adds two events; bounded samples keep the history near its nominal size.
 #[divan::bench(args = [100, 1_000, 10_000], sample_count = 100, sample_size = 10)]
 fn flow_step(bencher: divan::Bencher<'_, '_>, history: usize) {
-    let invocation = RefCell::new(Invocation::start(history));
+    let invocation = RefCell::new(Invocation::start(session_with_history(history)));
+    bencher.bench_local(|| invocation.borrow_mut().step());
+}
+
+// The same step when a compaction summarizes all of the history but its last two events.
+#[divan::bench(args = [10, 1_000, 10_000], sample_count = 100, sample_size = 10)]
+fn compacted_flow_step(bencher: divan::Bencher<'_, '_>, history: usize) {
+    let invocation = RefCell::new(Invocation::start(compacted(session_with_history(history))));
     bencher.bench_local(|| invocation.borrow_mut().step());
 }

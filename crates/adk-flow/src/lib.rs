@@ -59,4 +59,5 @@ pub use code_executor::{BuiltInCodeExecutor, CodeExecutor};
 pub use llm_agent::{IncludeContents, InstructionProvider, LlmAgent, LlmAgentBuilder};
 pub use planner::{BuiltInPlanner, PlanReActPlanner, Planner};
 pub use plugin::{Plugin, Plugins};
+pub use processors::live_events::without_rewound;
 pub use tool_state::ToolStateScopes;

@@ -86,6 +86,12 @@ impl BuiltApps {
         }
     }
 
+    /// The model the flags and the environment choose, made ready now if no app needed it yet
+    /// (an eval's judge, say).
+    pub(crate) async fn chosen_model(&self) -> Result<Arc<dyn Llm>, LaunchError> {
+        Ok(self.models.chosen().await?.llm.clone())
+    }
+
     /// The names of the models the command line made ready, or a word saying the apps brought
     /// their own.
     pub(crate) fn model_name(&self) -> String {

@@ -32,6 +32,8 @@ pub(crate) enum Command {
     A2a(A2aArgs),
     /// Create a new agent project: a Cargo binary on the launcher, or a YAML agent folder.
     Create(CreateArgs),
+    /// Run an agent on ADK eval sets and score it; exits non-zero when a case fails.
+    Eval(EvalArgs),
 }
 
 /// The options of `run`.
@@ -145,6 +147,39 @@ pub(crate) struct CreateArgs {
     /// adk-rs).
     #[arg(long)]
     pub(crate) adk_path: Option<PathBuf>,
+}
+
+/// The options of `eval`.
+#[derive(Debug, Args)]
+pub(crate) struct EvalArgs {
+    /// The agent to evaluate: one of this program's apps.
+    pub(crate) agent: String,
+
+    /// Eval set files (`*.evalset.json`, or ADK's older `*.test.json`); `FILE:case_1,case_2`
+    /// runs only those cases.
+    #[arg(required = true)]
+    pub(crate) eval_sets: Vec<String>,
+
+    /// The criteria (ADK's `test_config.json`); by default the `test_config.json` beside the eval
+    /// set when one set is given, else ADK's defaults.
+    #[arg(long, alias = "config_file_path")]
+    pub(crate) config: Option<PathBuf>,
+
+    /// Print every invocation: expected and actual answers and tool calls, and each score.
+    #[arg(long, alias = "print_detailed_results")]
+    pub(crate) print_detailed_results: bool,
+
+    /// Judge the judged metrics (`final_response_match_v2`, the rubric metrics) with the chosen
+    /// model; without it they are not evaluated.
+    #[arg(long)]
+    pub(crate) judge: bool,
+
+    /// Where the results are saved, as ADK's `*.evalset_result.json` files.
+    #[arg(long, default_value = ".adk/eval_history")]
+    pub(crate) results_dir: PathBuf,
+
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
 }
 
 /// Where sessions, artifacts and memory are kept.

@@ -11,7 +11,7 @@ use clap::{CommandFactory as _, FromArgMatches as _};
 use crate::apps::{App, AppSource};
 use crate::args::{Cli, Command};
 use crate::error::{LaunchError, LaunchErrorKind};
-use crate::{a2a, create, serve, terminal};
+use crate::{a2a, create, eval, serve, terminal};
 
 /// The command line of a program that runs agents: `run` (an interactive terminal session),
 /// `web` (ADK's REST + SSE API with the adk-web dev UI), `api_server` (the API alone), `a2a` (one
@@ -49,6 +49,7 @@ use crate::{a2a, create, serve, terminal};
 pub struct Launcher {
     apps: Vec<App>,
     function_tools: Vec<Arc<dyn Tool>>,
+    metrics: eval::Metrics,
 }
 
 impl Launcher {
@@ -83,6 +84,16 @@ impl Launcher {
     /// name (see `adk-config`).
     pub fn function_tool(mut self, tool: Arc<dyn Tool>) -> Self {
         self.function_tools.push(tool);
+        self
+    }
+
+    /// Offers the custom eval metric `metric` to `eval`, under the name eval configs give it.
+    pub fn eval_metric(
+        mut self,
+        name: impl Into<String>,
+        metric: Arc<dyn adk_eval::Metric>,
+    ) -> Self {
+        self.metrics.push((name.into(), metric));
         self
     }
 
@@ -150,6 +161,9 @@ impl Launcher {
             }
             Command::A2a(args) => a2a::serve(&self.apps, &self.function_tools, args).await,
             Command::Create(args) => create::create(&args),
+            Command::Eval(args) => {
+                eval::eval(&self.apps, &self.function_tools, &self.metrics, args).await
+            }
         }
     }
 }

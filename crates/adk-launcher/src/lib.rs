@@ -9,6 +9,7 @@
 //! | `api_server [DIR]` | the same API without the UI (`--a2a` adds A2A at `/a2a/{app}` to both) |
 //! | `a2a [AGENT]` | one agent over the Agent2Agent protocol: its card and JSON-RPC |
 //! | `create NAME` | a new project: a Cargo binary on the launcher, or a YAML agent (`--yaml`) |
+//! | `eval AGENT EVALSET...` | runs ADK eval sets on an app and scores it (see `adk-eval`); non-zero exit when a case fails |
 //!
 //! Services are chosen by URL, as ADK Python's `--session_service_uri` does:
 //! `--session-service-uri` (`sqlite://path`, the default `.adk/sessions.db`; `postgres://...`;
@@ -49,6 +50,7 @@ mod apps;
 mod args;
 mod create;
 mod error;
+mod eval;
 mod launcher;
 mod model;
 mod serve;

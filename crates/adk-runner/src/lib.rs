@@ -43,7 +43,14 @@
 //! # Rewind
 //!
 //! [`Runner::rewind`] appends an event that undoes the session-scoped state and artifact changes
-//! made since an invocation began; see [`Runner::rewind`] for the exact semantics.
+//! made since an invocation began; see [`Runner::rewind`] for the exact semantics. The model no
+//! longer sees the rewound events.
+//!
+//! # Events compaction
+//!
+//! With [`RunnerBuilder::compaction`], the runner summarizes old events after invocations into
+//! compaction events, which the model then sees instead of the events they cover; see
+//! [`CompactionConfig`].
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -73,6 +80,7 @@
 
 mod agent_to_run;
 mod client_state;
+mod compaction;
 mod credentials;
 mod persist;
 pub mod plugins;
@@ -82,6 +90,7 @@ mod runner;
 
 pub use adk_core::{RunConfig, StreamingMode};
 pub use adk_flow::{Plugin, Plugins};
+pub use compaction::{CompactionConfig, DEFAULT_SUMMARY_PROMPT, LlmSummarizer, Summarizer};
 pub use runner::{RunRequest, RunStream, Runner, RunnerBuilder};
 
 // Runners are shared between tasks: a compile-time check that they stay `Send + Sync`.

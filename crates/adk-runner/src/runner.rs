@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::agent_to_run::agent_to_run;
 use crate::client_state::ClientStateScopes;
+use crate::compaction::CompactionConfig;
 use crate::credentials;
 use crate::persist::{persist_event, persist_with_stored_copy};
 use crate::resume::{self, Continuation};
@@ -48,6 +49,7 @@ struct Inner {
     tool_state: ToolStateScopes,
     ids: Arc<dyn IdGen>,
     clock: Arc<dyn Clock>,
+    compaction: Option<CompactionConfig>,
 }
 
 impl Runner {
@@ -66,6 +68,7 @@ impl Runner {
             tool_state: ToolStateScopes::default(),
             ids: Arc::new(UuidIdGen),
             clock: Arc::new(SystemClock),
+            compaction: None,
         }
     }
 
@@ -560,6 +563,35 @@ impl Inner {
             for plugin in inner.plugins.iter() {
                 plugin.after_run(&ctx).await?;
             }
+            inner.compact(&ctx).await;
+        }
+    }
+
+    /// After an invocation, appends the compaction event the config calls for, if any. It is not
+    /// yielded: the invocation's answer is already out. A failure is logged and loses nothing, as
+    /// the events stay and the next invocation tries again.
+    async fn compact(&self, ctx: &InvocationContext) {
+        let Some(config) = &self.compaction else {
+            return;
+        };
+        // The window is copied under the session lock, which is not held while the summary is
+        // written.
+        let Some(window) = config.window(&ctx.session().events) else {
+            return;
+        };
+        let stored = match config.summarize(&window).await {
+            Ok(Some(event)) => {
+                let mut event = event;
+                event.id = self.ids.event_id();
+                event.invocation_id = self.ids.invocation_id();
+                event.timestamp = self.clock.now();
+                persist_event(&self.sessions, ctx, &event).await
+            }
+            Ok(None) => Ok(()),
+            Err(error) => Err(error),
+        };
+        if let Err(error) = stored {
+            tracing::warn!(%error, "events compaction failed; the events stay as they are");
         }
     }
 
@@ -623,6 +655,7 @@ pub struct RunnerBuilder {
     tool_state: ToolStateScopes,
     ids: Arc<dyn IdGen>,
     clock: Arc<dyn Clock>,
+    compaction: Option<CompactionConfig>,
 }
 
 impl RunnerBuilder {
@@ -698,6 +731,13 @@ impl RunnerBuilder {
         self
     }
 
+    /// Compacts each session's events after invocations, as `config` says (ADK Python's
+    /// `EventsCompactionConfig`): the model then sees summaries instead of old events.
+    pub fn compaction(mut self, config: CompactionConfig) -> Self {
+        self.compaction = Some(config);
+        self
+    }
+
     /// Builds the runner; fails when no session service was given, the agent tree is invalid
     /// (empty or duplicate names, an agent named `user`), or two plugins share a name.
     pub fn build(self) -> Result<Runner> {
@@ -708,6 +748,9 @@ impl RunnerBuilder {
             )
         })?;
         let tree = AgentTree::new(self.root_agent)?;
+        if let Some(config) = &self.compaction {
+            config.check()?;
+        }
         let mut names = HashSet::new();
         for plugin in &self.plugins {
             if !names.insert(plugin.name().to_owned()) {
@@ -734,6 +777,7 @@ impl RunnerBuilder {
                 tool_state: self.tool_state,
                 ids: self.ids,
                 clock: self.clock,
+                compaction: self.compaction,
             }),
         })
     }

@@ -14,6 +14,7 @@
 //! | [`runner`] | `adk-runner` | the runner |
 //! | [`telemetry`] | `adk-telemetry` | tracing spans and OpenTelemetry export |
 //! | `server` | `adk-server` | the REST + SSE server and the dev UI (feature `server`) |
+//! | `eval` | `adk-eval` | eval sets, metrics and results, for tests and `adk eval` (feature `eval`) |
 //! | `launcher`, [`Launcher`] | `adk-launcher` | `run`, `web`, `api_server`, `create` for your binary (feature `launcher`) |
 //! | `orchestrator` | `adk-orchestrator` | the planning orchestrator and the run loop (feature `orchestrator`) |
 //! | `a2a` | `adk-a2a` | the A2A protocol: serve agents, call remote agents (feature `a2a`) |
@@ -30,7 +31,8 @@
 //! | `mcp` | the MCP toolset | no |
 //! | `otel` | OTLP export of traces and metrics | no |
 //! | `server` | the HTTP server: ADK's REST + SSE API and the adk-web dev UI | no |
-//! | `launcher` | the command line for your own binary, [`Launcher`] (turns on `server`) | no |
+//! | `eval` | evaluation with ADK's eval sets, metrics and result files | no |
+//! | `launcher` | the command line for your own binary, [`Launcher`] (turns on `server` and `eval`) | no |
 //! | `orchestrator` | the planning orchestrator and the configurable run loop | no |
 //! | `a2a` | A2A: `A2aServer`, `RemoteA2aAgent`; with `server`, apps at `/a2a/{app}` | no |
 //! | `full` | all of the above | no |
@@ -94,6 +96,13 @@ pub mod telemetry {
 pub mod server {
     #[doc(inline)]
     pub use adk_server::*;
+}
+
+/// Evaluation with ADK's eval sets, metrics and result files (`adk-eval`, feature `eval`).
+#[cfg(feature = "eval")]
+pub mod eval {
+    #[doc(inline)]
+    pub use adk_eval::*;
 }
 
 /// The command line for your own binary: `run`, `web`, `api_server`, `create` (`adk-launcher`,

@@ -2,6 +2,8 @@
 //!
 //! Run it interactively with the `adk` command line: `cargo run -p adk-cli -- run quickstart`.
 
+pub mod eval;
+
 use std::sync::Arc;
 
 use adk::flow::LlmAgent;

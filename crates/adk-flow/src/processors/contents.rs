@@ -8,6 +8,9 @@
 //! History grows by appending, so the converted contents of each (agent, branch) are cached for the
 //! invocation and each step converts only the events added since the last one: the cost of a step
 //! does not grow with the history. The rare reordering of a late response costs one shift.
+//!
+//! Rewound invocations are left out and a compaction's summary stands in for the events it covers
+//! (see `live_events.rs`); a compaction or rewind among the new events rebuilds the cache once.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,6 +20,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 
 use super::file_uploads::clean_content;
+use super::live_events;
 use crate::IncludeContents;
 use crate::flow::Step;
 use crate::flow::{REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION};
@@ -95,12 +99,16 @@ struct BranchHistory {
 impl BranchHistory {
     /// Converts the events added since the last call.
     fn catch_up(&mut self, events: &[Event], options: &Conversion<'_>) {
-        if events.len() < self.seen {
-            // The session was replaced by a shorter one; start over.
+        if events.len() < self.seen || live_events::reshapes_history(&events[self.seen..]) {
+            // The session was replaced by a shorter one, or a compaction or a rewind changed
+            // which earlier events count; start over.
             *self = Self::default();
         }
-        for event in &events[self.seen..] {
-            self.add(event, options);
+        match live_events::live_events(&events[self.seen..], options.agent_name) {
+            Some(live) => live.iter().for_each(|event| self.add(event, options)),
+            None => events[self.seen..]
+                .iter()
+                .for_each(|event| self.add(event, options)),
         }
         self.seen = events.len();
     }

@@ -19,6 +19,7 @@ pub(crate) mod contents;
 pub(crate) mod file_uploads;
 mod identity;
 mod instructions;
+pub(crate) mod live_events;
 pub(crate) mod nl_planning;
 pub(crate) mod output_schema;
 mod request_confirmation;

@@ -10,7 +10,7 @@ mod stream;
 
 use std::sync::Arc;
 
-use adk_core::{Llm, LlmRequest, LlmResponseStream};
+use adk_core::{Llm, LlmRequest, LlmResponse, LlmResponseStream};
 use futures::StreamExt as _;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
@@ -213,18 +213,27 @@ impl Llm for OpenAiModel {
 
     fn generate(&self, request: LlmRequest, stream: bool) -> LlmResponseStream {
         let inner = Arc::clone(&self.inner);
-        let responses = async_stream::stream! {
-            let (request, reading) = if inner.options.prompted_tools {
-                match prompted::rewrite(&request) {
-                    Ok(rewritten) => rewritten,
-                    Err(error) => {
-                        yield Err(error);
-                        return;
-                    }
-                }
-            } else {
-                (request, prompted::Reading::Plain)
-            };
+        let responses = if inner.options.prompted_tools {
+            prompted::generate(inner, request, stream).boxed()
+        } else {
+            inner.send(request, stream).boxed()
+        };
+        responses
+            .map(|response| response.map_err(adk_core::Error::from))
+            .boxed()
+    }
+}
+
+impl Inner {
+    /// Sends `request` and yields what comes back: when streaming, partial responses with text
+    /// deltas, then the whole response.
+    fn send(
+        self: &Arc<Self>,
+        request: LlmRequest,
+        stream: bool,
+    ) -> impl futures::Stream<Item = Result<LlmResponse, Error>> + Send + 'static {
+        let inner = Arc::clone(self);
+        async_stream::stream! {
             let model = if request.model.is_empty() { inner.model.as_str() } else { request.model.as_str() };
             let body = match request::build(&request, model, stream, &inner.options) {
                 Ok(body) => body,
@@ -242,24 +251,19 @@ impl Llm for OpenAiModel {
             };
             if !stream {
                 yield match inner.transport.read_body(response, inner.url.as_str()).await {
-                    Ok(text) => response::parse(&text).map(|response| reading.read(response)),
+                    Ok(text) => response::parse(&text),
                     Err(error) => Err(error),
                 };
                 return;
             }
             let mut state = stream::StreamState::default();
-            let mut answer = reading.stream();
             let mut events = std::pin::pin!(crate::sse::sse_data(
                 response.bytes_stream(),
                 inner.transport.max_event_bytes(),
             ));
             while let Some(event) = events.next().await {
                 match event.and_then(|data| state.push(&data)) {
-                    Ok(Some(partial)) => {
-                        if let Some(partial) = answer.partial(partial) {
-                            yield Ok(partial);
-                        }
-                    }
+                    Ok(Some(partial)) => yield Ok(partial),
                     Ok(None) => {}
                     Err(error) => {
                         yield Err(error);
@@ -267,10 +271,22 @@ impl Llm for OpenAiModel {
                     }
                 }
             }
-            yield state.finish().map(|response| reading.read(response));
-        };
-        responses
-            .map(|response| response.map_err(adk_core::Error::from))
-            .boxed()
+            yield state.finish();
+        }
+    }
+
+    /// Sends `request` without streaming and returns the response.
+    async fn complete(self: &Arc<Self>, request: LlmRequest) -> Result<LlmResponse, Error> {
+        let mut responses = std::pin::pin!(self.send(request, false));
+        let mut last = None;
+        while let Some(response) = responses.next().await {
+            last = Some(response?);
+        }
+        last.ok_or_else(|| {
+            Error::new(
+                crate::error::ErrorKind::Provider,
+                "the server sent no answer",
+            )
+        })
     }
 }
