@@ -252,6 +252,14 @@ async fn postgres_schema(name: &str) -> Option<(PgPool, PgConnectOptions, String
     Some((admin, options, python_url, schema))
 }
 
+async fn open_postgres(options: &PgConnectOptions) -> Box<dyn SessionService> {
+    Box::new(
+        PostgresSessionService::connect_with(options.clone())
+            .await
+            .unwrap(),
+    )
+}
+
 async fn drop_schema(admin: PgPool, schema: &str) {
     admin
         .execute(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
@@ -265,9 +273,7 @@ async fn postgres_python_writes_rust_appends_python_reads_back() {
     let Some((admin, options, url, schema)) = postgres_schema("adk_interop_py").await else {
         return;
     };
-    let open = async || -> Box<dyn SessionService> {
-        Box::new(PostgresSessionService::connect_with(options.clone()).await.unwrap())
-    };
+    let open = async || open_postgres(&options).await;
     python_first(&url, &schema, open).await;
     drop_schema(admin, &schema).await;
 }
@@ -277,9 +283,7 @@ async fn postgres_rust_writes_python_appends_rust_reads_back() {
     let Some((admin, options, url, schema)) = postgres_schema("adk_interop_rs").await else {
         return;
     };
-    let open = async || -> Box<dyn SessionService> {
-        Box::new(PostgresSessionService::connect_with(options.clone()).await.unwrap())
-    };
+    let open = async || open_postgres(&options).await;
     rust_first(&url, &schema, open).await;
     drop_schema(admin, &schema).await;
 }
