@@ -105,7 +105,10 @@ impl Error {
 
     /// A value the storage cannot hold, met while doing `what`.
     pub(crate) fn unstorable(what: impl std::fmt::Display, why: &str) -> Self {
-        Self::new(ErrorKind::Unstorable, format!("{what}: {why}; nothing was written"))
+        Self::new(
+            ErrorKind::Unstorable,
+            format!("{what}: {why}; nothing was written"),
+        )
     }
 
     /// Appending an event whose id the session holds already.

@@ -50,7 +50,9 @@ fn python(command: &str, url: &str, search_path: &str) -> PythonView {
         .as_array()
         .expect("events")
         .iter()
-        .map(|event| serde_json::from_value(event.clone()).expect("adk-rs reads ADK Python's event"))
+        .map(|event| {
+            serde_json::from_value(event.clone()).expect("adk-rs reads ADK Python's event")
+        })
         .collect();
     PythonView { state, events }
 }
@@ -112,28 +114,51 @@ fn rust_reply() -> Event {
 
 /// Python first: Python writes, adk-rs reads and appends, Python reads it all back unchanged and
 /// appends, adk-rs reads it all.
-async fn python_first(url: &str, search_path: &str, open: impl AsyncFn() -> Box<dyn SessionService>) {
+async fn python_first(
+    url: &str,
+    search_path: &str,
+    open: impl AsyncFn() -> Box<dyn SessionService>,
+) {
     let written = python("write", url, search_path);
     assert_eq!(written.events.len(), 3);
     assert_eq!(written.state, written_state());
 
     let service = open().await;
     let mut session = load(service.as_ref()).await;
-    assert_eq!(session.events, written.events, "adk-rs reads ADK Python's events as written");
+    assert_eq!(
+        session.events, written.events,
+        "adk-rs reads ADK Python's events as written"
+    );
     assert_eq!(session.state, written_state());
     assert_eq!(session.revision, 3);
     assert_eq!(bytes_of(&session.events[0]), b"\x00\xff\xfe py bytes");
-    assert!(session.events[1].function_calls().any(|call| call.name == "get_weather"));
+    assert!(
+        session.events[1]
+            .function_calls()
+            .any(|call| call.name == "get_weather")
+    );
     assert_eq!(session.events[2].function_responses().count(), 1);
-    let reply = service.append_event(&mut session, rust_reply()).await.unwrap();
+    let reply = service
+        .append_event(&mut session, rust_reply())
+        .await
+        .unwrap();
     drop(service);
 
     let read = python("read", url, search_path);
-    assert_eq!(read.events[..3], written.events, "ADK Python's own events are unchanged");
-    assert_eq!(read.events[3], reply, "ADK Python reads adk-rs's event as adk-rs wrote it");
+    assert_eq!(
+        read.events[..3],
+        written.events,
+        "ADK Python's own events are unchanged"
+    );
+    assert_eq!(
+        read.events[3], reply,
+        "ADK Python reads adk-rs's event as adk-rs wrote it"
+    );
     assert_eq!(bytes_of(&read.events[3]), b"\x00\x01\xfe\xff rust bytes");
     let mut expected = written_state();
-    expected.extend(object(json!({"app:calls": 2, "user:city": "Lyon", "rust": "yes"})));
+    expected.extend(object(
+        json!({"app:calls": 2, "user:city": "Lyon", "rust": "yes"}),
+    ));
     assert_eq!(read.state, expected);
 
     let appended = python("append", url, search_path);
@@ -141,9 +166,15 @@ async fn python_first(url: &str, search_path: &str, open: impl AsyncFn() -> Box<
     let service = open().await;
     let session = load(service.as_ref()).await;
     assert_eq!(session.events, appended.events);
-    assert_eq!(session.revision, 5, "ADK Python's append moved adk-rs's revision");
+    assert_eq!(
+        session.revision, 5,
+        "ADK Python's append moved adk-rs's revision"
+    );
     assert_eq!(session.state, appended.state);
-    assert_eq!(bytes_of(&session.events[4]), b"\x89PNG\r\n\x1a\n from python");
+    assert_eq!(
+        bytes_of(&session.events[4]),
+        b"\x89PNG\r\n\x1a\n from python"
+    );
 }
 
 /// adk-rs first: adk-rs writes the session, Python reads it unchanged and appends, adk-rs reads it
@@ -192,18 +223,30 @@ async fn rust_first(url: &str, search_path: &str, open: impl AsyncFn() -> Box<dy
     drop(service);
 
     let read = python("read", url, search_path);
-    assert_eq!(read.events, stored, "ADK Python reads adk-rs's events as adk-rs wrote them");
+    assert_eq!(
+        read.events, stored,
+        "ADK Python reads adk-rs's events as adk-rs wrote them"
+    );
     assert_eq!(read.state, written_state());
 
     let appended = python("append", url, search_path);
     let service = open().await;
     let session = load(service.as_ref()).await;
-    assert_eq!(session.events[..3], stored, "adk-rs's own events are unchanged");
+    assert_eq!(
+        session.events[..3],
+        stored,
+        "adk-rs's own events are unchanged"
+    );
     assert_eq!(session.events[3], appended.events[3]);
-    assert_eq!(bytes_of(&session.events[3]), b"\x89PNG\r\n\x1a\n from python");
+    assert_eq!(
+        bytes_of(&session.events[3]),
+        b"\x89PNG\r\n\x1a\n from python"
+    );
     assert_eq!(session.revision, 4);
     let mut expected = written_state();
-    expected.extend(object(json!({"app:theme": "light", "user:seen": 2, "py": "yes"})));
+    expected.extend(object(
+        json!({"app:theme": "light", "user:seen": 2, "py": "yes"}),
+    ));
     assert_eq!(session.state, expected);
     assert_eq!(appended.state, expected);
 }

@@ -97,7 +97,10 @@ async fn assert_upgraded(service: &dyn SessionService, events: &[Event; 2]) {
         .create_session(adk_core::CreateSessionRequest::new("app", "ada").with_session_id("gone"))
         .await
         .unwrap();
-    assert_eq!(recreated.revision, 8, "the deleted session's revision is remembered");
+    assert_eq!(
+        recreated.revision, 8,
+        "the deleted session's revision is remembered"
+    );
 }
 
 #[tokio::test]

@@ -21,10 +21,12 @@ const LEGACY_UPGRADE: &str = include_str!("../../schema/postgres/legacy_upgrade.
 pub(crate) async fn prepare(conn: &mut PgConnection) -> Result<()> {
     let storage = |error| Error::storage("preparing the PostgreSQL session tables", error);
     let mut tx = conn.begin().await.map_err(storage)?;
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('adk-rs sessions layout ' || current_schema()))")
-        .execute(&mut *tx)
-        .await
-        .map_err(storage)?;
+    sqlx::query(
+        "SELECT pg_advisory_xact_lock(hashtext('adk-rs sessions layout ' || current_schema()))",
+    )
+    .execute(&mut *tx)
+    .await
+    .map_err(storage)?;
     let found = inspect(&mut tx).await.map_err(storage)?;
     let scripts: &[&'static str] = match found.plan()? {
         Plan::Ready => &[],
@@ -56,8 +58,10 @@ async fn inspect(conn: &mut PgConnection) -> Result<Found, sqlx::Error> {
     };
     if metadata {
         let read = |key: &'static str| {
-            sqlx::query_scalar::<_, String>("SELECT value FROM adk_internal_metadata WHERE key = $1")
-                .bind(key)
+            sqlx::query_scalar::<_, String>(
+                "SELECT value FROM adk_internal_metadata WHERE key = $1",
+            )
+            .bind(key)
         };
         let python = read(PYTHON_VERSION_KEY).fetch_optional(&mut *conn).await?;
         let adk_rs = read(ADK_RS_VERSION_KEY).fetch_optional(&mut *conn).await?;

@@ -54,7 +54,10 @@ impl Found {
         if self.sqlx_migrations && self.python_version.is_none() {
             return Ok(Plan::UpgradeLegacy);
         }
-        match (self.python_version.as_deref(), self.adk_rs_version.as_deref()) {
+        match (
+            self.python_version.as_deref(),
+            self.adk_rs_version.as_deref(),
+        ) {
             (None, _) if !self.sessions => Ok(Plan::Create),
             (None, _) => Err(unsupported(
                 "it has session tables but no `adk_internal_metadata`: ADK Python's legacy v0 \
@@ -97,10 +100,22 @@ mod tests {
 
     #[test]
     fn every_layout_has_its_plan() {
-        assert_eq!(found(false, false, None, None).plan().unwrap(), Plan::Create);
-        assert_eq!(found(true, true, None, None).plan().unwrap(), Plan::UpgradeLegacy);
-        assert_eq!(found(true, false, Some("1"), None).plan().unwrap(), Plan::Adopt);
-        assert_eq!(found(true, false, Some("1"), Some("1")).plan().unwrap(), Plan::Ready);
+        assert_eq!(
+            found(false, false, None, None).plan().unwrap(),
+            Plan::Create
+        );
+        assert_eq!(
+            found(true, true, None, None).plan().unwrap(),
+            Plan::UpgradeLegacy
+        );
+        assert_eq!(
+            found(true, false, Some("1"), None).plan().unwrap(),
+            Plan::Adopt
+        );
+        assert_eq!(
+            found(true, false, Some("1"), Some("1")).plan().unwrap(),
+            Plan::Ready
+        );
     }
 
     #[test]
@@ -111,6 +126,9 @@ mod tests {
         let newer = found(true, false, Some("1"), Some("2")).plan().unwrap_err();
         assert!(newer.to_string().contains("newer adk-rs"), "{newer}");
         let python = found(true, false, Some("2"), None).plan().unwrap_err();
-        assert!(python.to_string().contains("schema version is 2"), "{python}");
+        assert!(
+            python.to_string().contains("schema version is 2"),
+            "{python}"
+        );
     }
 }

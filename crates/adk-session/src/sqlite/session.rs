@@ -10,10 +10,10 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use sqlx::{Connection, SqliteConnection, SqlitePool};
 
+use super::time;
 use crate::error::{Error, Result};
 use crate::scoped::{apply_delta, merged_state, now, split_delta, stored_event};
 use crate::sql::{EventFilter, event_json, is_unique_violation, parse_events, parse_state};
-use super::time;
 
 /// Sessions in a SQLite database file: the embedded default.
 ///

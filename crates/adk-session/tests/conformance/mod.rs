@@ -557,8 +557,7 @@ pub(crate) async fn unicode_round_trips(service: &dyn SessionService) {
         )
         .await
         .unwrap();
-    let text =
-        "héllo 世界 🎉 \u{202e}rtl\u{202c} 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 \"quotes\" \\ back\\slash \t tab";
+    let text = "héllo 世界 🎉 \u{202e}rtl\u{202c} 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 \"quotes\" \\ back\\slash \t tab";
     let stored = service
         .append_event(
             &mut session,
