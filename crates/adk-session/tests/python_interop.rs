@@ -20,8 +20,8 @@ use adk_core::{
 };
 use adk_session::{PostgresSessionService, SqliteSessionService};
 use serde_json::{Map, Value, json};
+use sqlx::PgPool;
 use sqlx::postgres::PgConnectOptions;
-use sqlx::{AssertSqlSafe, Executor, PgPool};
 
 /// ADK Python's view of the session: its merged state and its events, read as adk-rs events.
 struct PythonView {
@@ -275,23 +275,13 @@ async fn sqlite_rust_writes_python_appends_rust_reads_back() {
     rust_first(&url, "-", async || open_sqlite(&path).await).await;
 }
 
-/// A fresh schema of `$ADK_POSTGRES_URL`: an admin pool, adk-rs's options, ADK Python's URL and
-/// the schema's name.
+/// A fresh schema of `$ADK_POSTGRES_URL`: an admin pool, adk-rs's options, ADK Python's URL (the
+/// same database through asyncpg) and the schema's name.
 async fn postgres_schema(name: &str) -> Option<(PgPool, PgConnectOptions, String, String)> {
-    let url = fixtures::postgres_url()?;
-    let options: PgConnectOptions = url.parse().unwrap();
-    let admin = PgPool::connect_with(options.clone()).await.unwrap();
-    let schema = format!("{name}_{}", std::process::id());
-    admin
-        .execute(AssertSqlSafe(format!(
-            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
-        )))
-        .await
-        .unwrap();
-    let python_url = url
+    let (admin, options, schema) = fixtures::fresh_schema(name).await?;
+    let python_url = fixtures::postgres_url()?
         .replacen("postgres://", "postgresql+asyncpg://", 1)
         .replacen("postgresql://", "postgresql+asyncpg://", 1);
-    let options = options.options([("search_path", schema.as_str())]);
     Some((admin, options, python_url, schema))
 }
 
@@ -303,14 +293,6 @@ async fn open_postgres(options: &PgConnectOptions) -> Box<dyn SessionService> {
     )
 }
 
-async fn drop_schema(admin: PgPool, schema: &str) {
-    admin
-        .execute(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
-        .await
-        .unwrap();
-    admin.close().await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_python_writes_rust_appends_python_reads_back() {
     let Some((admin, options, url, schema)) = postgres_schema("adk_interop_py").await else {
@@ -318,7 +300,7 @@ async fn postgres_python_writes_rust_appends_python_reads_back() {
     };
     let open = async || open_postgres(&options).await;
     python_first(&url, &schema, open).await;
-    drop_schema(admin, &schema).await;
+    fixtures::drop_schema(admin, &schema).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -328,5 +310,5 @@ async fn postgres_rust_writes_python_appends_rust_reads_back() {
     };
     let open = async || open_postgres(&options).await;
     rust_first(&url, &schema, open).await;
-    drop_schema(admin, &schema).await;
+    fixtures::drop_schema(admin, &schema).await;
 }

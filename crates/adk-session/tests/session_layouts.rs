@@ -14,12 +14,30 @@ use adk_core::{
 use adk_session::{PostgresSessionService, SqliteSessionService};
 use serde_json::{Value, json};
 use sqlx::migrate::Migrator;
-use sqlx::postgres::PgConnectOptions;
 use sqlx::{AssertSqlSafe, Executor, PgPool, SqlitePool};
 
 /// The first layout's migrations of `backend` (`sqlite` or `postgres`).
 fn legacy_migrations(backend: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/adk_rs_0002/{backend}"))
+}
+
+/// Creates the first layout in `$pool` with its migrations of `$backend`, writes
+/// [`legacy_rows`] and closes the pool (a macro: sqlx's migrator is generic over the database in
+/// ways a function would have to spell out).
+macro_rules! write_first_layout {
+    ($pool:expr, $backend:expr, $events:expr) => {{
+        let pool = $pool;
+        Migrator::new(legacy_migrations($backend).as_path())
+            .await
+            .unwrap()
+            .run(&pool)
+            .await
+            .unwrap();
+        for row in legacy_rows($events) {
+            pool.execute(AssertSqlSafe(row)).await.unwrap();
+        }
+        pool.close().await;
+    }};
 }
 
 /// Two events as the first layout stored them: their wire JSON as text.
@@ -108,21 +126,10 @@ async fn sqlite_first_layout_is_upgraded_with_nothing_lost() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sessions.db");
     let events = legacy_events();
-    {
-        let pool = SqlitePool::connect(&format!("sqlite://{}?mode=rwc", path.display()))
-            .await
-            .unwrap();
-        Migrator::new(legacy_migrations("sqlite").as_path())
-            .await
-            .unwrap()
-            .run(&pool)
-            .await
-            .unwrap();
-        for row in legacy_rows(&events) {
-            pool.execute(AssertSqlSafe(row)).await.unwrap();
-        }
-        pool.close().await;
-    }
+    let pool = SqlitePool::connect(&format!("sqlite://{}?mode=rwc", path.display()))
+        .await
+        .unwrap();
+    write_first_layout!(pool, "sqlite", &events);
     let service = SqliteSessionService::open(&path).await.unwrap();
     assert_upgraded(&service, &events).await;
     service.close().await;
@@ -184,41 +191,14 @@ async fn sqlite_adk_python_v0_is_refused_with_what_to_do() {
     assert!(error.to_string().contains("adk migrate session"), "{error}");
 }
 
-/// A fresh schema of the test database at `$ADK_POSTGRES_URL`, its options and an admin pool.
-async fn postgres_schema(prefix: &str) -> Option<(PgPool, PgConnectOptions, String)> {
-    let url = fixtures::postgres_url()?;
-    let options: PgConnectOptions = url.parse().unwrap();
-    let admin = PgPool::connect_with(options.clone()).await.unwrap();
-    let schema = format!("{prefix}_{}", std::process::id());
-    admin
-        .execute(AssertSqlSafe(format!(
-            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
-        )))
-        .await
-        .unwrap();
-    let options = options.options([("search_path", schema.as_str())]);
-    Some((admin, options, schema))
-}
-
 #[tokio::test]
 async fn postgres_first_layout_is_upgraded_with_nothing_lost() {
-    let Some((admin, options, schema)) = postgres_schema("adk_legacy").await else {
+    let Some((admin, options, schema)) = fixtures::fresh_schema("adk_legacy").await else {
         return;
     };
     let events = legacy_events();
-    {
-        let pool = PgPool::connect_with(options.clone()).await.unwrap();
-        Migrator::new(legacy_migrations("postgres").as_path())
-            .await
-            .unwrap()
-            .run(&pool)
-            .await
-            .unwrap();
-        for row in legacy_rows(&events) {
-            pool.execute(AssertSqlSafe(row)).await.unwrap();
-        }
-        pool.close().await;
-    }
+    let pool = PgPool::connect_with(options.clone()).await.unwrap();
+    write_first_layout!(pool, "postgres", &events);
     let service = PostgresSessionService::connect_with(options.clone())
         .await
         .unwrap();
@@ -232,16 +212,12 @@ async fn postgres_first_layout_is_upgraded_with_nothing_lost() {
         .unwrap();
     assert_eq!(session.revision, 3);
     again.close().await;
-    admin
-        .execute(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
-        .await
-        .unwrap();
-    admin.close().await;
+    fixtures::drop_schema(admin, &schema).await;
 }
 
 #[tokio::test]
 async fn postgres_refuses_u0000_in_an_event_and_writes_nothing() {
-    let Some((admin, options, schema)) = postgres_schema("adk_nul").await else {
+    let Some((admin, options, schema)) = fixtures::fresh_schema("adk_nul").await else {
         return;
     };
     let service = PostgresSessionService::connect_with(options).await.unwrap();
@@ -262,9 +238,5 @@ async fn postgres_refuses_u0000_in_an_event_and_writes_nothing() {
     assert!(loaded.events.is_empty());
     assert_eq!(loaded.revision, 0);
     service.close().await;
-    admin
-        .execute(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
-        .await
-        .unwrap();
-    admin.close().await;
+    fixtures::drop_schema(admin, &schema).await;
 }
