@@ -21,8 +21,8 @@ fn legacy_migrations(backend: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/adk_rs_0002/{backend}"))
 }
 
-/// Creates the first layout in `$pool` with its migrations of `$backend`, writes
-/// [`legacy_rows`] and closes the pool (a macro: sqlx's migrator is generic over the database in
+/// Creates the first layout in `$pool` with its migrations of `$backend` and writes
+/// [`legacy_rows`] (a macro: sqlx's migrator is generic over the database in
 /// ways a function would have to spell out).
 macro_rules! write_first_layout {
     ($pool:expr, $backend:expr, $events:expr) => {{
@@ -30,13 +30,12 @@ macro_rules! write_first_layout {
         Migrator::new(legacy_migrations($backend).as_path())
             .await
             .unwrap()
-            .run(&pool)
+            .run(pool)
             .await
             .unwrap();
         for row in legacy_rows($events) {
             pool.execute(AssertSqlSafe(row)).await.unwrap();
         }
-        pool.close().await;
     }};
 }
 
@@ -121,15 +120,33 @@ async fn assert_upgraded(service: &dyn SessionService, events: &[Event; 2]) {
     );
 }
 
+/// What ADK Python adds to a database of the first layout when it opens it (its metadata table
+/// with `schema_version` 1 and its events index), as the issue measured it doing.
+const PYTHON_OPENED: &str = "CREATE TABLE adk_internal_metadata (key VARCHAR(128) NOT NULL PRIMARY KEY, \
+     value VARCHAR(256) NOT NULL); \
+     INSERT INTO adk_internal_metadata (key, value) VALUES ('schema_version', '1'); \
+     CREATE INDEX idx_events_app_user_session_ts_id \
+     ON events (app_name, user_id, session_id, timestamp DESC, id DESC);";
+
 #[tokio::test]
 async fn sqlite_first_layout_is_upgraded_with_nothing_lost() {
+    for opened_by_python in [false, true] {
+        sqlite_first_layout_upgrade(opened_by_python).await;
+    }
+}
+
+async fn sqlite_first_layout_upgrade(opened_by_python: bool) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sessions.db");
     let events = legacy_events();
     let pool = SqlitePool::connect(&format!("sqlite://{}?mode=rwc", path.display()))
         .await
         .unwrap();
-    write_first_layout!(pool, "sqlite", &events);
+    write_first_layout!(&pool, "sqlite", &events);
+    if opened_by_python {
+        sqlx::raw_sql(PYTHON_OPENED).execute(&pool).await.unwrap();
+    }
+    pool.close().await;
     let service = SqliteSessionService::open(&path).await.unwrap();
     assert_upgraded(&service, &events).await;
     service.close().await;
@@ -193,12 +210,22 @@ async fn sqlite_adk_python_v0_is_refused_with_what_to_do() {
 
 #[tokio::test]
 async fn postgres_first_layout_is_upgraded_with_nothing_lost() {
+    for opened_by_python in [false, true] {
+        postgres_first_layout_upgrade(opened_by_python).await;
+    }
+}
+
+async fn postgres_first_layout_upgrade(opened_by_python: bool) {
     let Some((admin, options, schema)) = fixtures::fresh_schema("adk_legacy").await else {
         return;
     };
     let events = legacy_events();
     let pool = PgPool::connect_with(options.clone()).await.unwrap();
-    write_first_layout!(pool, "postgres", &events);
+    write_first_layout!(&pool, "postgres", &events);
+    if opened_by_python {
+        sqlx::raw_sql(PYTHON_OPENED).execute(&pool).await.unwrap();
+    }
+    pool.close().await;
     let service = PostgresSessionService::connect_with(options.clone())
         .await
         .unwrap();

@@ -5,6 +5,10 @@
 -- would refuse longer names that may be stored already). `adk_rs_objects.sql` follows.
 
 DROP INDEX events_by_timestamp;
+-- What ADK Python adds when it opens such a database: its metadata (re-created below) and its
+-- index on the old events table.
+DROP INDEX IF EXISTS idx_events_app_user_session_ts_id;
+DROP TABLE IF EXISTS adk_internal_metadata;
 
 ALTER TABLE sessions
     ALTER COLUMN state DROP DEFAULT,

@@ -51,7 +51,9 @@ impl Found {
 
     /// The plan for this database, or why it cannot be opened.
     pub(crate) fn plan(&self) -> Result<Plan> {
-        if self.sqlx_migrations && self.python_version.is_none() {
+        // ADK Python opening a database of the first layout adds its metadata table (and an
+        // index) to it: `_sqlx_migrations` without adk-rs's version still means the first layout.
+        if self.sqlx_migrations && self.adk_rs_version.is_none() {
             return Ok(Plan::UpgradeLegacy);
         }
         match (
