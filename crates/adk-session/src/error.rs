@@ -21,6 +21,8 @@ pub enum ErrorKind {
     Storage,
     /// Stored data could not be read back (corrupt JSON, an unknown layout).
     Corrupt,
+    /// A value the storage cannot hold (the character U+0000 in PostgreSQL's `jsonb`).
+    Unstorable,
 }
 
 /// An error of `adk-session`: a [`kind`](Error::kind), a message that says what was wrong and what
@@ -101,6 +103,26 @@ impl Error {
         )
     }
 
+    /// A value the storage cannot hold, met while doing `what`.
+    pub(crate) fn unstorable(what: impl std::fmt::Display, why: &str) -> Self {
+        Self::new(
+            ErrorKind::Unstorable,
+            format!("{what}: {why}; nothing was written"),
+        )
+    }
+
+    /// Appending an event whose id the session holds already.
+    pub(crate) fn duplicate_event(key: &SessionKey, event_id: &str) -> Self {
+        Self::new(
+            ErrorKind::AlreadyExists,
+            format!(
+                "session {} of user {} in app {} holds an event with id {event_id} already; \
+                 give each event its own id",
+                key.session_id, key.user_id, key.app_name
+            ),
+        )
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> ErrorKind {
         self.kind
@@ -131,7 +153,7 @@ impl Error {
             // adk-core documents rejected artifact names as `Artifact` errors; other services
             // have no names to reject but an id, which is the caller's input.
             ErrorKind::InvalidName if service == adk_core::ErrorKind::Artifact => service,
-            ErrorKind::InvalidName => adk_core::ErrorKind::InvalidInput,
+            ErrorKind::InvalidName | ErrorKind::Unstorable => adk_core::ErrorKind::InvalidInput,
             ErrorKind::Storage | ErrorKind::Corrupt => service,
         };
         adk_core::Error::from_source(kind, self)

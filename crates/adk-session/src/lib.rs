@@ -19,6 +19,14 @@
 //! [`adk_core::ErrorKind::StaleSession`]. So two writers of one session never lose or double an
 //! event; the loser reloads and tries again.
 //!
+//! # Shared with ADK Python
+//!
+//! The SQL backends store sessions in ADK Python's v1 tables (those of its
+//! `DatabaseSessionService`, marked by `adk_internal_metadata`), adding a revision and an event
+//! position it never reads: ADK Python and adk-rs read and append to one database. Opening a
+//! database adopts tables ADK Python made and upgrades adk-rs's first layout; `docs/sessions.md`
+//! says how.
+//!
 //! # Errors
 //!
 //! Every backend fails with this crate's [`Error`], converted at the trait boundary into an

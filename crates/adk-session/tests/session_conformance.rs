@@ -23,10 +23,8 @@ mod storage_failures {
         SessionService,
     };
     use adk_session::{PostgresSessionService, SqliteSessionService};
-    use sqlx::AssertSqlSafe;
-    use sqlx::postgres::PgConnectOptions;
 
-    use crate::conformance::fixtures::postgres_url;
+    use crate::conformance::fixtures::{drop_schema, fresh_schema};
 
     #[tokio::test]
     async fn sqlite_in_a_missing_directory_is_a_clear_error() {
@@ -60,25 +58,14 @@ mod storage_failures {
     /// with a `Session` error or succeeds, and afterwards storage holds exactly the successful ones.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn postgres_connections_killed_between_appends_lose_nothing() {
-        let Some(url) = postgres_url() else {
-            return;
-        };
         // Only this test's connections are killed: they carry their own application name. Its
         // tables live in a schema of its own, dropped at the end.
-        let name = format!("adk_failures_{}", std::process::id());
-        let options: PgConnectOptions = url.parse().unwrap();
-        let admin = sqlx::PgPool::connect_with(options.clone()).await.unwrap();
-        sqlx::query(AssertSqlSafe(format!("CREATE SCHEMA IF NOT EXISTS {name}")))
-            .execute(&admin)
+        let Some((admin, options, name)) = fresh_schema("adk_failures").await else {
+            return;
+        };
+        let service = PostgresSessionService::connect_with(options.application_name(&name))
             .await
             .unwrap();
-        let service = PostgresSessionService::connect_with(
-            options
-                .options([("search_path", name.as_str())])
-                .application_name(&name),
-        )
-        .await
-        .unwrap();
         let app = name.clone();
         let mut session = service
             .create_session(CreateSessionRequest::new(&app, "ada"))
@@ -117,9 +104,6 @@ mod storage_failures {
         let texts: Vec<String> = loaded.events.iter().map(|e| e.text().unwrap()).collect();
         assert_eq!(texts, stored);
         service.close().await;
-        sqlx::query(AssertSqlSafe(format!("DROP SCHEMA {name} CASCADE")))
-            .execute(&admin)
-            .await
-            .unwrap();
+        drop_schema(admin, &name).await;
     }
 }

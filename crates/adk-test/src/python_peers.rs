@@ -1,5 +1,6 @@
-//! The Python A2A peers the A2A tests talk to — the official `a2a-sdk` and ADK Python
-//! (`google-adk[a2a]`) — installed from PyPI at pinned versions into one cached virtualenv.
+//! The Python peers the A2A and session interop tests talk to — the official `a2a-sdk` and ADK
+//! Python (`google-adk[a2a,db]`, with `asyncpg` for its PostgreSQL sessions) — installed from PyPI
+//! at pinned versions into one cached virtualenv.
 //!
 //! The virtualenv lives in `$ADK_A2A_PEERS_DIR` (by default `$HOME/.cache/adk-rs/a2a-peers`). An
 //! exclusive file lock keeps parallel test binaries from installing at the same time; a marker
@@ -12,9 +13,14 @@ use std::sync::OnceLock;
 /// Overrides where the virtualenv is made.
 pub const PEERS_DIR_ENV: &str = "ADK_A2A_PEERS_DIR";
 
-/// The requirements, pinned: the last A2A 0.3 release of the SDK, and the ADK Python release
-/// whose wire format adk-rs follows (it supports a2a-sdk 0.3).
-pub const REQUIREMENTS: [&str; 2] = ["a2a-sdk[http-server]==0.3.26", "google-adk[a2a]==2.13.0"];
+/// The requirements, pinned: the last A2A 0.3 release of the SDK, the ADK Python release whose
+/// wire format and session tables adk-rs follows (it supports a2a-sdk 0.3), and the PostgreSQL
+/// driver its `DatabaseSessionService` uses (`postgresql+asyncpg://` URLs).
+pub const REQUIREMENTS: [&str; 3] = [
+    "a2a-sdk[http-server]==0.3.26",
+    "google-adk[a2a,db]==2.13.0",
+    "asyncpg==0.32.0",
+];
 
 /// The installed virtualenv.
 #[derive(Debug)]
@@ -23,7 +29,7 @@ pub struct PythonPeers {
 }
 
 impl PythonPeers {
-    /// The virtualenv's Python interpreter, which imports `a2a` and `google.adk`.
+    /// The virtualenv's Python interpreter, which imports `a2a`, `google.adk` and `sqlalchemy`.
     pub fn python(&self) -> PathBuf {
         self.dir.join("venv/bin/python")
     }
@@ -78,7 +84,7 @@ fn make_venv(dir: &Path) {
             .output()
             .unwrap_or_else(|error| {
                 panic!(
-                    "the A2A tests need Python 3.11 or later with venv to install their peers ({}): \
+                    "the A2A and session interop tests need Python 3.11 or later with venv to install their peers ({}): \
                      running python3 failed: {error}; install it (for example `apt-get install python3 python3-venv`)",
                     REQUIREMENTS.join(", ")
                 )

@@ -1,5 +1,6 @@
 //! PostgreSQL backend through sqlx.
 
+mod schema;
 mod session;
 
 pub use session::PostgresSessionService;

@@ -20,8 +20,12 @@ use crate::sql::{EventFilter, event_json, is_unique_violation, parse_events, par
 /// writer of the same session waits for the lock, then sees the new revision and fails as stale.
 /// Loads read one `REPEATABLE READ` snapshot.
 ///
-/// State is `jsonb`, which cannot hold the character U+0000: a state value containing it is
-/// refused by the database (events are stored as text and may hold it).
+/// The tables are ADK Python's v1 layout (its `DatabaseSessionService` reads and appends to them)
+/// with a session revision and an event position added; tables ADK Python made are adopted, and
+/// those of adk-rs's first layout upgraded, when the service connects.
+///
+/// State and events are `jsonb`, which cannot hold the character U+0000: a state value or an
+/// event containing it is refused by the database.
 #[derive(Debug, Clone)]
 pub struct PostgresSessionService {
     pool: PgPool,
@@ -29,7 +33,7 @@ pub struct PostgresSessionService {
 
 impl PostgresSessionService {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`) and
-    /// applies the migrations.
+    /// brings its session tables up to date.
     pub async fn connect(url: &str) -> adk_core::Result<Self> {
         let options: PgConnectOptions = url
             .parse()
@@ -37,8 +41,8 @@ impl PostgresSessionService {
         Self::connect_with(options).await
     }
 
-    /// Connects with `options` (to set a schema through `search_path`, say) and applies the
-    /// migrations.
+    /// Connects with `options` (to set a schema through `search_path`, say) and brings its
+    /// session tables up to date.
     pub async fn connect_with(options: PgConnectOptions) -> adk_core::Result<Self> {
         let pool = PgPoolOptions::new()
             .max_connections(8)
@@ -48,14 +52,15 @@ impl PostgresSessionService {
         Self::from_pool(pool).await
     }
 
-    /// Uses `pool` and applies the migrations.
+    /// Uses `pool` and brings its session tables up to date.
     pub async fn from_pool(pool: PgPool) -> adk_core::Result<Self> {
-        sqlx::migrate!("./migrations/postgres")
-            .run(&pool)
+        let mut conn = pool.acquire().await.map_err(|error| {
+            Error::storage("preparing the PostgreSQL session tables", error).into_session()
+        })?;
+        super::schema::prepare(&mut conn)
             .await
-            .map_err(|error| {
-                Error::storage("applying the PostgreSQL migrations", error).into_session()
-            })?;
+            .map_err(Error::into_session)?;
+        drop(conn);
         Ok(Self { pool })
     }
 
@@ -78,7 +83,9 @@ impl PostgresSessionService {
         let inserted: std::result::Result<i64, _> = sqlx::query_scalar(
             "INSERT INTO sessions (app_name, user_id, id, state, revision, create_time, update_time) \
              VALUES ($1, $2, $3, $4::jsonb, coalesce((SELECT revision + 1 FROM deleted_sessions \
-             WHERE app_name = $1 AND user_id = $2 AND id = $3), 0), $5, $5) RETURNING revision",
+             WHERE app_name = $1 AND user_id = $2 AND id = $3), 0), \
+             to_timestamp($5) AT TIME ZONE 'UTC', to_timestamp($5) AT TIME ZONE 'UTC') \
+             RETURNING revision",
         )
         .bind(&key.app_name)
         .bind(&key.user_id)
@@ -91,6 +98,7 @@ impl PostgresSessionService {
             Err(error) if is_unique_violation(&error) => return Err(Error::already_exists(&key)),
             other => other.map_err(storage)?,
         };
+        // ADK Python appends only to sessions whose app and user state rows exist.
         merge_shared(&mut tx, Shared::App, &key, &scoped.app, time, &what).await?;
         merge_shared(&mut tx, Shared::User, &key, &scoped.user, time, &what).await?;
         let (app, user) = load_shared(&mut tx, &key, &what).await?;
@@ -113,7 +121,7 @@ impl PostgresSessionService {
             .await
             .map_err(storage)?;
         let row: Option<(String, i64, f64)> = sqlx::query_as(
-            "SELECT state::text, revision, update_time FROM sessions \
+            "SELECT state::text, revision, extract(epoch FROM update_time)::float8 FROM sessions \
              WHERE app_name = $1 AND user_id = $2 AND id = $3",
         )
         .bind(&key.app_name)
@@ -148,7 +156,8 @@ impl PostgresSessionService {
             .await
             .map_err(storage)?;
         let rows: Vec<(String, String, i64, f64)> = sqlx::query_as(
-            "SELECT id, state::text, revision, update_time FROM sessions \
+            "SELECT id, state::text, revision, extract(epoch FROM update_time)::float8 \
+             FROM sessions \
              WHERE app_name = $1 AND user_id = $2 ORDER BY id",
         )
         .bind(app_name)
@@ -195,6 +204,13 @@ impl PostgresSessionService {
         let storage = |error| Error::storage(&what, error);
         let event = stored_event(event);
         let data = event_json(&event)?;
+        // `jsonb` cannot hold U+0000 (JSON writes it `\u0000`): refused up front, clearly.
+        if data.contains("\\u0000") {
+            return Err(Error::unstorable(
+                &what,
+                "PostgreSQL's jsonb cannot hold the character U+0000, which the event contains",
+            ));
+        }
         let scoped = split_delta(&event);
         let session_delta = json_text(&scoped.session, &what)?;
         let next = revision + 1;
@@ -219,10 +235,10 @@ impl PostgresSessionService {
         if stored != revision {
             return Err(Error::stale(key, revision, stored));
         }
-        sqlx::query(
+        let inserted = sqlx::query(
             "INSERT INTO events \
-             (app_name, user_id, session_id, seq, id, invocation_id, author, timestamp, event_data) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+             (app_name, user_id, session_id, seq, id, invocation_id, timestamp, event_data) \
+             VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7) AT TIME ZONE 'UTC', $8::jsonb)",
         )
         .bind(&key.app_name)
         .bind(&key.user_id)
@@ -230,14 +246,21 @@ impl PostgresSessionService {
         .bind(sql_revision(next))
         .bind(event.id.as_str())
         .bind(event.invocation_id.as_str())
-        .bind(&event.author)
         .bind(event.timestamp)
         .bind(&data)
         .execute(&mut *tx)
-        .await
-        .map_err(storage)?;
+        .await;
+        match inserted {
+            Err(error) if is_unique_violation(&error) => {
+                return Err(Error::duplicate_event(key, event.id.as_str()));
+            }
+            other => other.map_err(storage)?,
+        };
+        // The update time moves to the event's, as in memory; ADK Python's writers compare it
+        // to tell whether their copy of the session is stale.
         sqlx::query(
-            "UPDATE sessions SET revision = $1, update_time = GREATEST(update_time, $2), \
+            "UPDATE sessions SET revision = $1, \
+             update_time = GREATEST(update_time, to_timestamp($2) AT TIME ZONE 'UTC'), \
              state = state || $3::jsonb WHERE app_name = $4 AND user_id = $5 AND id = $6",
         )
         .bind(sql_revision(next))
@@ -250,8 +273,13 @@ impl PostgresSessionService {
         .await
         .map_err(storage)?;
         let time = event.timestamp;
-        merge_shared(&mut tx, Shared::App, key, &scoped.app, time, &what).await?;
-        merge_shared(&mut tx, Shared::User, key, &scoped.user, time, &what).await?;
+        // The scopes' rows exist since the session was created: only a delta is written.
+        if !scoped.app.is_empty() {
+            merge_shared(&mut tx, Shared::App, key, &scoped.app, time, &what).await?;
+        }
+        if !scoped.user.is_empty() {
+            merge_shared(&mut tx, Shared::User, key, &scoped.user, time, &what).await?;
+        }
         tx.commit().await.map_err(storage)?;
         Ok(next)
     }
@@ -279,7 +307,8 @@ enum Shared {
     User,
 }
 
-/// Sets `delta` in the app or user state of `key`'s scope (`jsonb ||` keeps the other keys).
+/// Sets `delta` in the app or user state of `key`'s scope (`jsonb ||` keeps the other keys); an
+/// empty delta only makes sure the scope's row exists.
 async fn merge_shared(
     tx: &mut Transaction<'static, Postgres>,
     scope: Shared,
@@ -288,25 +317,32 @@ async fn merge_shared(
     time: f64,
     what: &str,
 ) -> Result<()> {
-    if delta.is_empty() {
-        return Ok(());
-    }
-    let delta = json_text(delta, what)?;
-    let query = match scope {
-        Shared::App => sqlx::query(
-            "INSERT INTO app_states (app_name, state, update_time) VALUES ($1, $2::jsonb, $3) \
+    let query = match (scope, delta.is_empty()) {
+        (Shared::App, false) => sqlx::query(
+            "INSERT INTO app_states (app_name, state, update_time) \
+             VALUES ($1, $2::jsonb, to_timestamp($3) AT TIME ZONE 'UTC') \
              ON CONFLICT (app_name) DO UPDATE SET state = app_states.state || EXCLUDED.state, \
              update_time = EXCLUDED.update_time",
-        )
-        .bind(&key.app_name),
-        Shared::User => sqlx::query(
+        ),
+        (Shared::App, true) => sqlx::query(
+            "INSERT INTO app_states (app_name, state, update_time) \
+             VALUES ($1, $2::jsonb, to_timestamp($3) AT TIME ZONE 'UTC') \
+             ON CONFLICT (app_name) DO NOTHING",
+        ),
+        (Shared::User, false) => sqlx::query(
             "INSERT INTO user_states (app_name, user_id, state, update_time) \
-             VALUES ($1, $4, $2::jsonb, $3) \
+             VALUES ($1, $4, $2::jsonb, to_timestamp($3) AT TIME ZONE 'UTC') \
              ON CONFLICT (app_name, user_id) DO UPDATE SET \
              state = user_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time",
-        )
-        .bind(&key.app_name),
+        ),
+        (Shared::User, true) => sqlx::query(
+            "INSERT INTO user_states (app_name, user_id, state, update_time) \
+             VALUES ($1, $4, $2::jsonb, to_timestamp($3) AT TIME ZONE 'UTC') \
+             ON CONFLICT (app_name, user_id) DO NOTHING",
+        ),
     };
+    let delta = json_text(delta, what)?;
+    let query = query.bind(&key.app_name);
     let query = query.bind(delta).bind(time);
     let query = match scope {
         Shared::App => query,
@@ -364,7 +400,7 @@ async fn load_event_rows(
     let rows = match filter {
         EventFilter::All => {
             query(
-                "SELECT event_data FROM events \
+                "SELECT event_data::text FROM events \
                  WHERE app_name = $1 AND user_id = $2 AND session_id = $3 ORDER BY seq",
             )
             .fetch_all(&mut *conn)
@@ -372,8 +408,9 @@ async fn load_event_rows(
         }
         EventFilter::After(after) => {
             query(
-                "SELECT event_data FROM events WHERE app_name = $1 AND user_id = $2 \
-                 AND session_id = $3 AND timestamp >= $4 ORDER BY seq",
+                "SELECT event_data::text FROM events WHERE app_name = $1 AND user_id = $2 \
+                 AND session_id = $3 AND timestamp >= to_timestamp($4) AT TIME ZONE 'UTC' \
+                 ORDER BY seq",
             )
             .bind(after)
             .fetch_all(&mut *conn)
@@ -381,8 +418,9 @@ async fn load_event_rows(
         }
         EventFilter::Recent { count, after } => {
             let mut rows = query(
-                "SELECT event_data FROM events WHERE app_name = $1 AND user_id = $2 \
-                 AND session_id = $3 AND timestamp >= $4 ORDER BY seq DESC LIMIT $5",
+                "SELECT event_data::text FROM events WHERE app_name = $1 AND user_id = $2 \
+                 AND session_id = $3 AND timestamp >= to_timestamp($4) AT TIME ZONE 'UTC' \
+                 ORDER BY seq DESC LIMIT $5",
             )
             .bind(after.unwrap_or(f64::NEG_INFINITY))
             .bind(count)

@@ -19,7 +19,7 @@ pub struct SqliteMemoryService {
 }
 
 impl SqliteMemoryService {
-    /// Opens the database at `path`, creating it when missing, and applies the migrations.
+    /// Opens the database at `path`, creating it when missing, and brings its layout up to date.
     pub async fn open(path: impl AsRef<Path>) -> adk_core::Result<Self> {
         let pool = super::open_pool(path.as_ref())
             .await

@@ -1,11 +1,14 @@
 //! SQLite backends through sqlx: sessions and FTS5 memory, in one database file or several.
 //!
-//! Opening a database applies the embedded migrations and sets WAL journaling with
+//! Opening a database brings it to the current layout (ADK Python's v1 tables with adk-rs's
+//! additions, see `schema.rs`) and sets WAL journaling with
 //! `synchronous = NORMAL`: a commit survives the process being killed at any moment; only a power
 //! loss or an OS crash may lose the last commits (never corrupt the file).
 
 mod memory;
+mod schema;
 mod session;
+mod time;
 
 use std::path::Path;
 use std::time::Duration;
@@ -45,9 +48,10 @@ pub(crate) async fn open_pool(path: &Path) -> Result<SqlitePool> {
         .connect_with(options)
         .await
         .map_err(|error| Error::storage(what(), error))?;
-    sqlx::migrate!("./migrations/sqlite")
-        .run(&pool)
+    let mut conn = pool
+        .acquire()
         .await
-        .map_err(|error| Error::storage(format!("{} (migrations)", what()), error))?;
+        .map_err(|error| Error::storage(what(), error))?;
+    schema::prepare(&mut conn, &what()).await?;
     Ok(pool)
 }

@@ -10,11 +10,16 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use sqlx::{Connection, SqliteConnection, SqlitePool};
 
+use super::time;
 use crate::error::{Error, Result};
 use crate::scoped::{apply_delta, merged_state, now, split_delta, stored_event};
 use crate::sql::{EventFilter, event_json, is_unique_violation, parse_events, parse_state};
 
 /// Sessions in a SQLite database file: the embedded default.
+///
+/// The file has ADK Python's v1 layout (its `DatabaseSessionService` reads and appends to it)
+/// with a session revision and an event position added; a file ADK Python made is adopted, and
+/// one of adk-rs's first layout is upgraded, when it is opened.
 ///
 /// Writes of one process queue for one warm connection behind an async mutex and run as
 /// `BEGIN IMMEDIATE` transactions, so two writers (of this process or another) can never both pass
@@ -26,7 +31,7 @@ pub struct SqliteSessionService {
 }
 
 impl SqliteSessionService {
-    /// Opens the database at `path`, creating it when missing, and applies the migrations.
+    /// Opens the database at `path`, creating it when missing, and brings its layout up to date.
     pub async fn open(path: impl AsRef<Path>) -> adk_core::Result<Self> {
         let pool = super::open_pool(path.as_ref())
             .await
@@ -56,6 +61,7 @@ impl SqliteSessionService {
         let session_state =
             serde_json::to_string(&scoped.session).map_err(|error| Error::corrupt(&what, error))?;
         let time = now();
+        let time_text = time::to_text(time);
 
         let mut writer = self.writer.lock().await;
         let mut tx = begin_write(&mut writer, &what).await?;
@@ -69,15 +75,16 @@ impl SqliteSessionService {
         .bind(&key.user_id)
         .bind(key.session_id.as_str())
         .bind(&session_state)
-        .bind(time)
+        .bind(&time_text)
         .fetch_one(&mut *tx)
         .await;
         let revision = match inserted {
             Err(error) if is_unique_violation(&error) => return Err(Error::already_exists(&key)),
             other => other.map_err(|error| Error::storage(&what, error))?,
         };
-        merge_shared(&mut tx, Shared::App, &key, scoped.app, time, &what).await?;
-        merge_shared(&mut tx, Shared::User, &key, scoped.user, time, &what).await?;
+        // ADK Python appends only to sessions whose app and user state rows exist.
+        merge_shared(&mut tx, Shared::App, &key, scoped.app, &time_text, &what).await?;
+        merge_shared(&mut tx, Shared::User, &key, scoped.user, &time_text, &what).await?;
         let (app, user) = load_shared(&mut tx, &key, &what).await?;
         tx.commit()
             .await
@@ -96,7 +103,7 @@ impl SqliteSessionService {
         let storage = |error| Error::storage(&what, error);
         // One read transaction: the events, state and revision come from one snapshot.
         let mut tx = self.pool.begin().await.map_err(storage)?;
-        let row: Option<(String, i64, f64)> = sqlx::query_as(
+        let row: Option<(String, i64, String)> = sqlx::query_as(
             "SELECT state, revision, update_time FROM sessions \
              WHERE app_name = ? AND user_id = ? AND id = ?",
         )
@@ -118,7 +125,7 @@ impl SqliteSessionService {
         let mut session = Session::new(key.clone());
         session.state = merged_state(app, user, parse_state(&state)?);
         session.events = parse_events(rows).await?;
-        session.last_update_time = update_time;
+        session.last_update_time = time::from_text(&update_time)?;
         session.revision = stored_revision(revision);
         Ok(Some(session))
     }
@@ -127,7 +134,7 @@ impl SqliteSessionService {
         let what = format!("listing the sessions of user {user_id} in app {app_name}");
         let storage = |error| Error::storage(&what, error);
         let mut tx = self.pool.begin().await.map_err(storage)?;
-        let rows: Vec<(String, String, i64, f64)> = sqlx::query_as(
+        let rows: Vec<(String, String, i64, String)> = sqlx::query_as(
             "SELECT id, state, revision, update_time FROM sessions \
              WHERE app_name = ? AND user_id = ? ORDER BY id",
         )
@@ -143,7 +150,7 @@ impl SqliteSessionService {
             .map(|(id, state, revision, update_time)| {
                 let mut session = Session::new(SessionKey::new(app_name, user_id, id));
                 session.state = merged_state(app.clone(), user.clone(), parse_state(&state)?);
-                session.last_update_time = update_time;
+                session.last_update_time = time::from_text(&update_time)?;
                 session.revision = stored_revision(revision);
                 Ok(session)
             })
@@ -208,10 +215,11 @@ impl SqliteSessionService {
         if stored != revision {
             return Err(Error::stale(key, revision, stored));
         }
-        sqlx::query(
+        let time = time::to_text(event.timestamp);
+        let inserted = sqlx::query(
             "INSERT INTO events \
-             (app_name, user_id, session_id, seq, id, invocation_id, author, timestamp, event_data) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             (app_name, user_id, session_id, seq, id, invocation_id, timestamp, event_data) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&key.app_name)
         .bind(&key.user_id)
@@ -219,12 +227,16 @@ impl SqliteSessionService {
         .bind(sql_revision(next))
         .bind(event.id.as_str())
         .bind(event.invocation_id.as_str())
-        .bind(&event.author)
-        .bind(event.timestamp)
+        .bind(&time)
         .bind(&data)
         .execute(&mut *tx)
-        .await
-        .map_err(storage)?;
+        .await;
+        match inserted {
+            Err(error) if is_unique_violation(&error) => {
+                return Err(Error::duplicate_event(key, event.id.as_str()));
+            }
+            other => other.map_err(storage)?,
+        };
         let new_state = if scoped.session.is_empty() {
             None
         } else {
@@ -237,7 +249,7 @@ impl SqliteSessionService {
              state = coalesce(?, state) WHERE app_name = ? AND user_id = ? AND id = ?",
         )
         .bind(sql_revision(next))
-        .bind(event.timestamp)
+        .bind(&time)
         .bind(new_state)
         .bind(&key.app_name)
         .bind(&key.user_id)
@@ -245,9 +257,13 @@ impl SqliteSessionService {
         .execute(&mut *tx)
         .await
         .map_err(storage)?;
-        let time = event.timestamp;
-        merge_shared(&mut tx, Shared::App, key, scoped.app, time, &what).await?;
-        merge_shared(&mut tx, Shared::User, key, scoped.user, time, &what).await?;
+        // The scopes' rows exist since the session was created: only a delta is written.
+        if !scoped.app.is_empty() {
+            merge_shared(&mut tx, Shared::App, key, scoped.app, &time, &what).await?;
+        }
+        if !scoped.user.is_empty() {
+            merge_shared(&mut tx, Shared::User, key, scoped.user, &time, &what).await?;
+        }
         tx.commit().await.map_err(storage)?;
         Ok(next)
     }
@@ -282,16 +298,35 @@ enum Shared {
     User,
 }
 
-/// Sets `delta` in the app or user state of `key`'s scope.
+/// Sets `delta` in the app or user state of `key`'s scope; an empty delta only makes sure the
+/// scope's row exists.
 async fn merge_shared(
     conn: &mut SqliteConnection,
     scope: Shared,
     key: &SessionKey,
     delta: Map<String, Value>,
-    time: f64,
+    time: &str,
     what: &str,
 ) -> Result<()> {
     if delta.is_empty() {
+        let query = match scope {
+            Shared::App => sqlx::query(
+                "INSERT INTO app_states (app_name, state, update_time) VALUES (?, '{}', ?) \
+                 ON CONFLICT (app_name) DO NOTHING",
+            )
+            .bind(&key.app_name),
+            Shared::User => sqlx::query(
+                "INSERT INTO user_states (app_name, user_id, state, update_time) \
+                 VALUES (?, ?, '{}', ?) ON CONFLICT (app_name, user_id) DO NOTHING",
+            )
+            .bind(&key.app_name)
+            .bind(&key.user_id),
+        };
+        query
+            .bind(time)
+            .execute(&mut *conn)
+            .await
+            .map_err(|error| Error::storage(what, error))?;
         return Ok(());
     }
     let mut state = load_scope(conn, scope, key, what).await?;
@@ -384,7 +419,7 @@ async fn load_event_rows(
              WHERE app_name = ? AND user_id = ? AND session_id = ? AND timestamp >= ? \
              ORDER BY seq)",
         )
-        .bind(after),
+        .bind(time::to_text(after)),
         EventFilter::Recent { count, after } => query(
             "SELECT group_concat(event_data, char(10)) FROM ( \
              SELECT seq, event_data FROM ( \
@@ -392,7 +427,7 @@ async fn load_event_rows(
              WHERE app_name = ? AND user_id = ? AND session_id = ? AND timestamp >= ? \
              ORDER BY seq DESC LIMIT ?) ORDER BY seq)",
         )
-        .bind(after.unwrap_or(f64::NEG_INFINITY))
+        .bind(time::to_text(after.unwrap_or(f64::NEG_INFINITY)))
         .bind(count),
     };
     query.fetch_one(&mut *conn).await

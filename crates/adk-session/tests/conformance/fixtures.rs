@@ -141,3 +141,32 @@ pub(crate) fn postgres_url() -> Option<String> {
         }
     }
 }
+
+/// A fresh schema named `{prefix}_{pid}` of the database at `$ADK_POSTGRES_URL` (dropped first if
+/// an earlier run left it): an admin pool, and connection options whose `search_path` is the
+/// schema. `None` as [`postgres_url`] says.
+pub(crate) async fn fresh_schema(prefix: &str) -> Option<(PgPool, PgConnectOptions, String)> {
+    let url = postgres_url()?;
+    let options: PgConnectOptions = url.parse().expect("a valid ADK_POSTGRES_URL");
+    let admin = PgPool::connect_with(options.clone())
+        .await
+        .expect("connecting to ADK_POSTGRES_URL");
+    let schema = format!("{prefix}_{}", std::process::id());
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+    )))
+    .execute(&admin)
+    .await
+    .expect("creating the test schema");
+    let options = options.options([("search_path", schema.as_str())]);
+    Some((admin, options, schema))
+}
+
+/// Drops a schema of [`fresh_schema`] and closes the admin pool.
+pub(crate) async fn drop_schema(admin: PgPool, schema: &str) {
+    sqlx::query(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+        .execute(&admin)
+        .await
+        .expect("dropping the test schema");
+    admin.close().await;
+}

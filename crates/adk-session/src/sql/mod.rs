@@ -8,6 +8,8 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+pub(crate) mod layout;
+
 /// Above this many events, parsing moves to the blocking pool.
 const PARSE_INLINE_MAX: usize = 256;
 /// Above this many events, parsing is split between threads.
