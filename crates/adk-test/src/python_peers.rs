@@ -1,6 +1,7 @@
-//! The Python peers the A2A and session interop tests talk to — the official `a2a-sdk` and ADK
-//! Python (`google-adk[a2a,db]`, with `asyncpg` for its PostgreSQL sessions) — installed from PyPI
-//! at pinned versions into one cached virtualenv.
+//! The Python peers the A2A, session interop and evaluation tests talk to — the official `a2a-sdk`
+//! and ADK Python (`google-adk[a2a,db]`, with `asyncpg` for its PostgreSQL sessions, and
+//! `rouge-score` and `nltk`, which its `response_match_score` uses) — installed from PyPI at pinned
+//! versions into one cached virtualenv.
 //!
 //! The virtualenv lives in `$ADK_A2A_PEERS_DIR` (by default `$HOME/.cache/adk-rs/a2a-peers`). An
 //! exclusive file lock keeps parallel test binaries from installing at the same time; a marker
@@ -15,11 +16,14 @@ pub const PEERS_DIR_ENV: &str = "ADK_A2A_PEERS_DIR";
 
 /// The requirements, pinned: the last A2A 0.3 release of the SDK, the ADK Python release whose
 /// wire format and session tables adk-rs follows (it supports a2a-sdk 0.3), and the PostgreSQL
-/// driver its `DatabaseSessionService` uses (`postgresql+asyncpg://` URLs).
-pub const REQUIREMENTS: [&str; 3] = [
+/// driver its `DatabaseSessionService` uses (`postgresql+asyncpg://` URLs), and the ROUGE and
+/// stemmer packages of its eval metrics.
+pub const REQUIREMENTS: [&str; 5] = [
     "a2a-sdk[http-server]==0.3.26",
     "google-adk[a2a,db]==2.13.0",
     "asyncpg==0.32.0",
+    "rouge-score==0.1.2",
+    "nltk==3.10.4",
 ];
 
 /// The installed virtualenv.
@@ -29,7 +33,8 @@ pub struct PythonPeers {
 }
 
 impl PythonPeers {
-    /// The virtualenv's Python interpreter, which imports `a2a`, `google.adk` and `sqlalchemy`.
+    /// The virtualenv's Python interpreter, which imports `a2a`, `google.adk`, `sqlalchemy`,
+    /// `rouge_score` and `nltk`.
     pub fn python(&self) -> PathBuf {
         self.dir.join("venv/bin/python")
     }
@@ -84,7 +89,7 @@ fn make_venv(dir: &Path) {
             .output()
             .unwrap_or_else(|error| {
                 panic!(
-                    "the A2A and session interop tests need Python 3.11 or later with venv to install their peers ({}): \
+                    "the A2A, session interop and eval tests need Python 3.11 or later with venv to install their peers ({}): \
                      running python3 failed: {error}; install it (for example `apt-get install python3 python3-venv`)",
                     REQUIREMENTS.join(", ")
                 )

@@ -39,7 +39,7 @@ async fn the_quickstart_eval_set_holds_its_floor_on_the_local_model() {
     let model: Arc<dyn Llm> = Arc::new(
         OpenAiModel::builder(server.model_name())
             .base_url(server.base_url())
-            .api_key("local")
+            .api_key(server.api_key())
             .prompted_tools(true)
             .build()
             .expect("the adapter builds"),
