@@ -19,6 +19,10 @@
 //! [`adk_core::ErrorKind::StaleSession`]. So two writers of one session never lose or double an
 //! event; the loser reloads and tries again.
 //!
+//! A server serialises the invocations of each session with [`SessionLocks`]: a
+//! [`LocalSessionLocks`] inside one process, a `PostgresSessionLocks` (advisory locks, feature
+//! `postgres`) across replicas sharing one database.
+//!
 //! # Errors
 //!
 //! Every backend fails with this crate's [`Error`], converted at the trait boundary into an
@@ -46,6 +50,7 @@ mod keywords;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod scoped;
+mod session_lock;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(feature = "sqlite")]
@@ -58,5 +63,12 @@ pub use error::{Error, ErrorKind};
 pub use in_memory::{InMemoryMemoryService, InMemorySessionService};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresSessionService;
+#[cfg(feature = "postgres")]
+pub use session_lock::{
+    DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_POOL_SIZE, PostgresSessionLocks, PostgresSettings,
+};
+pub use session_lock::{
+    DEFAULT_LOCK_WAIT, LocalSessionLocks, LockError, SessionLease, SessionLocks,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteMemoryService, SqliteSessionService};

@@ -253,11 +253,16 @@ impl TestServer {
         (status, response.text().await.unwrap())
     }
 
-    /// Signals shutdown and waits for `serve` to return.
-    pub(crate) async fn shut_down(&mut self) -> Result<(), adk_server::ServerError> {
+    /// Signals shutdown without waiting for `serve` to return.
+    pub(crate) fn signal_shutdown(&mut self) {
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
         }
+    }
+
+    /// Signals shutdown and waits for `serve` to return.
+    pub(crate) async fn shut_down(&mut self) -> Result<(), adk_server::ServerError> {
+        self.signal_shutdown();
         let served = self.served.take().expect("served once");
         tokio::time::timeout(Duration::from_secs(60), served)
             .await
