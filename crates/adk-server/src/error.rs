@@ -85,6 +85,16 @@ impl ApiError {
 
 impl From<adk_core::Error> for ApiError {
     fn from(error: adk_core::Error) -> Self {
+        if adk_session::is_pool_exhausted(&error) {
+            return Self::unavailable(
+                "session_store_busy",
+                format!(
+                    "the session store is overloaded; retry later: {}",
+                    error.message()
+                ),
+                crate::config::DEFAULT_RETRY_AFTER,
+            );
+        }
         let (status, code) = match error.kind() {
             ErrorKind::NotFound => (StatusCode::NOT_FOUND, "not_found"),
             ErrorKind::InvalidInput => (StatusCode::BAD_REQUEST, "invalid_input"),

@@ -68,7 +68,7 @@ pub use session_lock::{
     DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_POOL_SIZE, PostgresSessionLocks, PostgresSettings,
 };
 pub use session_lock::{
-    DEFAULT_LOCK_WAIT, LocalSessionLocks, LockError, SessionLease, SessionLocks,
+    DEFAULT_LOCK_WAIT, LocalSessionLocks, LockError, SessionLease, SessionLocks, is_pool_exhausted,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteMemoryService, SqliteSessionService};

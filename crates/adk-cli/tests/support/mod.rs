@@ -21,8 +21,15 @@ pub(crate) struct Served {
 /// Starts `command` (the `adk` binary with its arguments and environment) on a free port with
 /// sessions in memory, and waits up to `patience` for its banner.
 pub(crate) async fn serve(mut command: Command, patience: Duration) -> Served {
+    command.arg("--in-memory");
+    serve_stored(command, patience).await
+}
+
+/// Starts `command` on a free port with the storage its arguments name, and waits up to
+/// `patience` for its banner.
+pub(crate) async fn serve_stored(mut command: Command, patience: Duration) -> Served {
     let mut child = command
-        .args(["--port", "0", "--in-memory"])
+        .args(["--port", "0"])
         .env_remove("GOOGLE_API_KEY")
         .env_remove("GEMINI_API_KEY")
         .env_remove("ADK_PROVIDER")
@@ -65,6 +72,11 @@ pub(crate) async fn serve(mut command: Command, patience: Duration) -> Served {
 }
 
 impl Served {
+    /// Kills the process with SIGKILL, as a crash or an out-of-memory kill would, and waits for it.
+    pub(crate) async fn kill(mut self) {
+        self.child.kill().await.expect("the server can be killed");
+    }
+
     /// Sends SIGTERM and waits for the process; returns whether it exited successfully and the
     /// rest of its standard error.
     pub(crate) async fn terminate(mut self) -> (bool, String) {

@@ -68,6 +68,24 @@ impl fmt::Debug for SessionLease {
     }
 }
 
+/// Whether `error` failed because every pooled database connection stayed in use for the whole
+/// wait: the store is overloaded, not broken, and the request may be tried again later (a server
+/// answers 503 with `Retry-After`).
+pub fn is_pool_exhausted(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if matches!(
+            error.downcast_ref::<sqlx::Error>(),
+            Some(sqlx::Error::PoolTimedOut)
+        ) {
+            return true;
+        }
+        next = error.source();
+    }
+    false
+}
+
 /// Why a session's lock was not taken.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -18,8 +18,9 @@ const LOCK_NOT_AVAILABLE: &str = "55P03";
 /// The default number of connections of the session pool: 8.
 pub const DEFAULT_POOL_SIZE: u32 = 8;
 
-/// The default wait for a free pooled connection: 5 seconds.
-pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The default wait for a free pooled connection: 10 seconds. A request that waited this long
+/// is answered 503 with `Retry-After` (see [`is_pool_exhausted`](crate::is_pool_exhausted)).
+pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How a replica connects to PostgreSQL: the URL, the size of the session pool, the statement
 /// timeout and the wait for a free connection.
