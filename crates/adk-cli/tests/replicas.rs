@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use adk_core::{GetSessionRequest, SessionKey, SessionService as _};
 use adk_session::PostgresSessionService;
-use adk_test::{MockResponse, MockServer, postgres_url};
+use adk_test::{MockServer, postgres_url};
 use serde_json::{Map, Value, json};
-use support::{Served, serve_stored};
+use support::{Served, api_server_on_postgres, chat_answer, serve_stored};
 use tokio::process::Command;
 use tokio::sync::Semaphore;
 
@@ -66,19 +66,21 @@ impl Random {
     }
 }
 
-/// The `adk` binary serving the bundled apps on `url`'s sessions, against the loopback `model`.
+/// A replica: the `adk` binary on `url`'s sessions, against the loopback `model`.
 fn replica(model: &MockServer, url: &str, dir: &std::path::Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_adk"));
-    command
-        .args(["api_server", "--session-service-uri", url])
-        .args(["--max-concurrent-runs", "32", "--session-lock-wait", "30"])
-        .args(["--db-pool-size", "16"])
-        .current_dir(dir)
-        .env("OPENAI_BASE_URL", model.base_url())
-        .env("OPENAI_API_KEY", "test-key")
-        .env("OPENAI_MODEL", "mock-model")
-        .env("ADK_NO_LOCAL_MODEL", "true");
-    command
+    api_server_on_postgres(
+        model,
+        url,
+        dir,
+        &[
+            "--max-concurrent-runs",
+            "32",
+            "--session-lock-wait",
+            "30",
+            "--db-pool-size",
+            "16",
+        ],
+    )
 }
 
 /// One turn of `session` of `user`, sent to random replicas until one acknowledges it: the events
@@ -159,18 +161,8 @@ async fn replicas_on_one_postgres_lose_nothing_when_one_is_killed() {
     };
     let dir = tempfile::tempdir().unwrap();
     // Every call gets the same short answer, a little late so that runs overlap the kill.
-    let model = MockServer::repeating(
-        MockResponse::json(
-            200,
-            &json!({
-                "id": "c1", "object": "chat.completion", "created": 1, "model": "mock-model",
-                "choices": [{"index": 0, "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": "Noted."}}],
-            }),
-        )
-        .delay_headers(Duration::from_millis(20)),
-    )
-    .await;
+    let model =
+        MockServer::repeating(chat_answer("Noted.").delay_headers(Duration::from_millis(20))).await;
     let mut served = Vec::new();
     for _ in 0..REPLICAS {
         served.push(serve_stored(replica(&model, &url, dir.path()), PATIENCE).await);

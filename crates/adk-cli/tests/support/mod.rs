@@ -10,6 +10,38 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
 
+/// `adk api_server` serving the bundled apps with sessions in the PostgreSQL at `url`, against the
+/// loopback OpenAI-compatible `model`, in `dir`; `extra` adds flags.
+pub(crate) fn api_server_on_postgres(
+    model: &adk_test::MockServer,
+    url: &str,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_adk"));
+    command
+        .args(["api_server", "--session-service-uri", url])
+        .args(extra)
+        .current_dir(dir)
+        .env("OPENAI_BASE_URL", model.base_url())
+        .env("OPENAI_API_KEY", "test-key")
+        .env("OPENAI_MODEL", "mock-model")
+        .env("ADK_NO_LOCAL_MODEL", "true");
+    command
+}
+
+/// A whole Chat Completions answer saying `text`, as the loopback model sends it.
+pub(crate) fn chat_answer(text: &str) -> adk_test::MockResponse {
+    adk_test::MockResponse::json(
+        200,
+        &serde_json::json!({
+            "id": "c1", "object": "chat.completion", "created": 1, "model": "mock-model",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text}}],
+        }),
+    )
+}
+
 /// The server process, its address, and its standard error still being read.
 pub(crate) struct Served {
     child: Child,
