@@ -99,10 +99,10 @@ impl ServerState {
     /// A 503 when the server is shutting down and takes no new runs.
     pub(crate) fn check_accepting(&self) -> Result<(), ApiError> {
         if self.draining.load(Ordering::Acquire) {
-            return Err(ApiError::new(
-                http::StatusCode::SERVICE_UNAVAILABLE,
+            return Err(ApiError::unavailable(
                 "shutting_down",
-                "the server is shutting down and starts no new runs",
+                "the server is shutting down and starts no new runs; retry at another replica",
+                self.retry_after,
             ));
         }
         Ok(())
