@@ -12,16 +12,10 @@ use adk_server::ServerConfig;
 use adk_session::{LocalSessionLocks, PostgresSettings};
 use adk_test::{ScriptedModel, postgres_url};
 use serde_json::json;
-use support::{TestServer, run_body, status_and_json};
+use support::{TestServer, eventually, run_body, status_and_json};
 
 /// Long enough never to run out on a loaded machine: it only turns a hang into a failure.
 const PATIENCE: Duration = Duration::from_secs(120);
-
-async fn eventually(notified: impl std::future::Future<Output = ()>, what: &str) {
-    tokio::time::timeout(PATIENCE, notified)
-        .await
-        .unwrap_or_else(|_| panic!("{what} never happened"));
-}
 
 /// A server with `config` whose model first calls `wait_forever`, then answers; sessions `s` and
 /// `t` exist.

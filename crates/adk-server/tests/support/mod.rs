@@ -271,6 +271,14 @@ impl TestServer {
     }
 }
 
+/// Waits for `notified` without bounding how long a healthy run may take on a loaded machine: the
+/// limit only turns a hang into a failure.
+pub(crate) async fn eventually(notified: impl std::future::Future<Output = ()>, what: &str) {
+    tokio::time::timeout(Duration::from_secs(120), notified)
+        .await
+        .unwrap_or_else(|_| panic!("{what} never happened"));
+}
+
 /// A run request body.
 pub(crate) fn run_body(session: &str, text: &str) -> Value {
     json!({
