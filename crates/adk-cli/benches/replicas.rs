@@ -48,7 +48,12 @@ async fn measure(model: &MockServer, url: &str, count: usize) {
     let dir = tempfile::tempdir().unwrap();
     let mut served = Vec::new();
     for _ in 0..count {
-        let command = api_server_on_postgres(model, url, dir.path(), &["--db-pool-size", "16"]);
+        let command = api_server_on_postgres(
+            model,
+            url,
+            dir.path(),
+            &["--db-pool-size", "8", "--max-concurrent-runs", "16"],
+        );
         served.push(serve_stored(command, Duration::from_secs(120)).await);
     }
     let bases: Arc<Vec<String>> =

@@ -66,7 +66,10 @@ impl Random {
     }
 }
 
-/// A replica: the `adk` binary on `url`'s sessions, against the loopback `model`.
+/// A replica: the `adk` binary on `url`'s sessions, against the loopback `model`. At most 21
+/// connections each (8 for sessions, 12 for locks, 1 for readiness), so that three replicas and a
+/// restarted one fit in PostgreSQL's default 100 beside other tests; a replica that gets more than
+/// 12 of the 24 turns in flight answers 503 and the turn is retried elsewhere.
 fn replica(model: &MockServer, url: &str, dir: &std::path::Path) -> Command {
     api_server_on_postgres(
         model,
@@ -74,11 +77,11 @@ fn replica(model: &MockServer, url: &str, dir: &std::path::Path) -> Command {
         dir,
         &[
             "--max-concurrent-runs",
-            "32",
+            "12",
             "--session-lock-wait",
             "30",
             "--db-pool-size",
-            "16",
+            "8",
         ],
     )
 }
