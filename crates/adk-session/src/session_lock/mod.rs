@@ -115,3 +115,21 @@ pub enum LockError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
 }
+
+#[cfg(all(test, any(feature = "sqlite", feature = "postgres")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pool_timeout_anywhere_in_the_chain_is_exhaustion() {
+        let timed_out =
+            crate::error::Error::storage("loading session s1", sqlx::Error::PoolTimedOut)
+                .into_session();
+        assert!(is_pool_exhausted(&timed_out));
+        let closed = crate::error::Error::storage("loading session s1", sqlx::Error::PoolClosed)
+            .into_session();
+        assert!(!is_pool_exhausted(&closed));
+        let plain = adk_core::Error::new(adk_core::ErrorKind::Session, "no such table");
+        assert!(!is_pool_exhausted(&plain));
+    }
+}
