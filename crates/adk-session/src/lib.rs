@@ -8,6 +8,7 @@
 //! | sessions | [`InMemorySessionService`], [`SqliteSessionService`] (feature `sqlite`, the embedded default), [`PostgresSessionService`] (feature `postgres`) |
 //! | artifacts | [`InMemoryArtifactService`], [`FileArtifactService`], [`ObjectStoreArtifactService`] (feature `object-store`) |
 //! | memory | [`InMemoryMemoryService`] (keyword search), [`SqliteMemoryService`] (FTS5, feature `sqlite`) |
+//! | session locks | [`LocalSessionLocks`], `PostgresSessionLocks` (feature `postgres`): a server serialises each session's invocations with them |
 //!
 //! # State and concurrency
 //!
@@ -18,10 +19,6 @@
 //! otherwise nothing is written and the error is of kind
 //! [`adk_core::ErrorKind::StaleSession`]. So two writers of one session never lose or double an
 //! event; the loser reloads and tries again.
-//!
-//! A server serialises the invocations of each session with [`SessionLocks`]: a
-//! [`LocalSessionLocks`] inside one process, a `PostgresSessionLocks` (advisory locks, feature
-//! `postgres`) across replicas sharing one database.
 //!
 //! # Errors
 //!
