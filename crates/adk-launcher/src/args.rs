@@ -2,6 +2,7 @@
 //! user binary built on the launcher.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -93,6 +94,9 @@ pub(crate) struct ServeArgs {
     /// Also serve each app over A2A at /a2a/{app}.
     #[arg(long)]
     pub(crate) a2a: bool,
+
+    #[command(flatten)]
+    pub(crate) replicas: ReplicaArgs,
 
     #[command(flatten)]
     pub(crate) services: ServiceArgs,
@@ -205,6 +209,47 @@ pub(crate) struct ServiceArgs {
     /// Where memory is kept: `memory://` (the default) or `sqlite://path`.
     #[arg(long, env = "ADK_MEMORY_SERVICE_URI")]
     pub(crate) memory_service_uri: Option<String>,
+
+    /// With PostgreSQL: how many connections the session pool opens at most.
+    #[arg(long, env = "ADK_DB_POOL_SIZE", default_value_t = adk_session::DEFAULT_POOL_SIZE)]
+    pub(crate) db_pool_size: u32,
+
+    /// With PostgreSQL: the longest a session statement may run, in seconds, before the database
+    /// cancels it (none by default).
+    #[arg(long, env = "ADK_DB_STATEMENT_TIMEOUT", value_parser = seconds)]
+    pub(crate) db_statement_timeout: Option<Duration>,
+}
+
+/// A duration given in seconds, fractions allowed (`2.5`).
+pub(crate) fn seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+        .ok_or_else(|| format!("'{text}' is not a number of seconds (such as 10 or 2.5)"))
+}
+
+/// How a server shares work with its replicas and sheds load: the limits of `web` and
+/// `api_server`.
+#[derive(Debug, Args)]
+pub(crate) struct ReplicaArgs {
+    /// How many runs this server runs at once; one more is answered 503 with Retry-After.
+    #[arg(long, env = "ADK_MAX_CONCURRENT_RUNS", default_value_t = adk_server::DEFAULT_MAX_CONCURRENT_RUNS)]
+    pub(crate) max_concurrent_runs: usize,
+
+    /// How long, in seconds, a run waits for its session while another run holds it, before it
+    /// is answered 409.
+    #[arg(long, env = "ADK_SESSION_LOCK_WAIT", value_parser = seconds, default_value = "10")]
+    pub(crate) session_lock_wait: Duration,
+
+    /// How long, in seconds, the server goes on serving after SIGTERM with /ready answering 503,
+    /// before it stops taking requests (the time a load balancer needs to notice).
+    #[arg(long, env = "ADK_DRAIN_DELAY", value_parser = seconds, default_value = "0")]
+    pub(crate) drain_delay: Duration,
+
+    /// How long, in seconds, runs in flight may go on after the drain delay before they are
+    /// cancelled.
+    #[arg(long, env = "ADK_SHUTDOWN_GRACE", value_parser = seconds, default_value = "10")]
+    pub(crate) shutdown_grace: Duration,
 }
 
 /// Which model the agents talk to.

@@ -68,9 +68,33 @@ pub(crate) async fn serve(
         .collect::<Result<Vec<_>, _>>()?;
     let app_names: Vec<&str> = built.apps.iter().map(|(name, _)| name.as_str()).collect();
 
+    let limits = &args.replicas;
     let mut config = ServerConfig::default()
         .allow_origins(args.allow_origins.iter().cloned())
-        .run_config(built.run_config());
+        .run_config(built.run_config())
+        .max_concurrent_runs(limits.max_concurrent_runs)
+        .drain_delay(limits.drain_delay)
+        .shutdown_grace(limits.shutdown_grace);
+    // Replicas sharing PostgreSQL serialise each session's runs with advisory locks there; a
+    // single process with SQLite or memory needs only its own locks.
+    config = match &services.postgres {
+        Some(settings) => {
+            let runs = u32::try_from(limits.max_concurrent_runs).unwrap_or(u32::MAX);
+            let locks = settings
+                .connect_locks(runs, limits.session_lock_wait)
+                .await
+                .map_err(|error| {
+                    LaunchError::new(
+                        LaunchErrorKind::Storage,
+                        format!("cannot open the PostgreSQL session locks: {error}"),
+                    )
+                })?;
+            config.session_locks(Arc::new(locks))
+        }
+        None => config.session_locks(Arc::new(adk_session::LocalSessionLocks::new(
+            limits.session_lock_wait,
+        ))),
+    };
     if let Some(dir) = dev_ui_dir {
         config = config.dev_ui_dir(dir);
     }

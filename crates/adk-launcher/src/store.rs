@@ -9,7 +9,7 @@ use adk_core::{Agent, ArtifactService, MemoryService, SessionService};
 use adk_runner::Runner;
 use adk_session::{
     FileArtifactService, InMemoryArtifactService, InMemoryMemoryService, InMemorySessionService,
-    PostgresSessionService, SqliteMemoryService, SqliteSessionService,
+    PostgresSettings, SqliteMemoryService, SqliteSessionService,
 };
 
 use crate::args::ServiceArgs;
@@ -21,6 +21,8 @@ pub(crate) struct Services {
     pub(crate) artifacts: Arc<dyn ArtifactService>,
     pub(crate) memory: Arc<dyn MemoryService>,
     pub(crate) description: String,
+    /// How to reach PostgreSQL when sessions are there: a server takes its session locks there.
+    pub(crate) postgres: Option<PostgresSettings>,
 }
 
 impl Services {
@@ -52,11 +54,24 @@ pub(crate) async fn open(args: &ServiceArgs) -> Result<Services, LaunchError> {
             artifacts: Arc::new(InMemoryArtifactService::new()),
             memory: Arc::new(InMemoryMemoryService::new()),
             description: "sessions in memory (not stored)".to_owned(),
+            postgres: None,
         });
     }
-    let (sessions, description) = match &args.session_service_uri {
-        Some(uri) => open_sessions(uri).await?,
-        None => open_sqlite(&args.session_db).await?,
+    let postgres = args
+        .session_service_uri
+        .as_deref()
+        .filter(|uri| is_postgres(uri))
+        .map(|uri| {
+            let settings = PostgresSettings::new(uri).max_connections(args.db_pool_size);
+            match args.db_statement_timeout {
+                Some(timeout) => settings.statement_timeout(timeout),
+                None => settings,
+            }
+        });
+    let (sessions, description) = match (&postgres, &args.session_service_uri) {
+        (Some(settings), Some(uri)) => open_postgres(settings, uri).await?,
+        (_, Some(uri)) => open_sessions(uri).await?,
+        (_, None) => open_sqlite(&args.session_db).await?,
     };
     let artifacts = match &args.artifact_service_uri {
         Some(uri) => open_artifacts(uri)?,
@@ -71,22 +86,34 @@ pub(crate) async fn open(args: &ServiceArgs) -> Result<Services, LaunchError> {
         artifacts,
         memory,
         description,
+        postgres,
     })
+}
+
+fn is_postgres(uri: &str) -> bool {
+    uri.starts_with("postgres://") || uri.starts_with("postgresql://")
+}
+
+async fn open_postgres(
+    settings: &PostgresSettings,
+    uri: &str,
+) -> Result<(Arc<dyn SessionService>, String), LaunchError> {
+    let service = settings
+        .connect_sessions()
+        .await
+        .context(LaunchErrorKind::Storage, || {
+            format!(
+                "cannot open the PostgreSQL session store at {}",
+                redact(uri)
+            )
+        })?;
+    Ok((Arc::new(service), format!("sessions in {}", redact(uri))))
 }
 
 /// `sqlite://path`, `postgres://...` (or `postgresql://`), or `memory://`.
 async fn open_sessions(uri: &str) -> Result<(Arc<dyn SessionService>, String), LaunchError> {
-    if uri.starts_with("postgres://") || uri.starts_with("postgresql://") {
-        let service =
-            PostgresSessionService::connect(uri)
-                .await
-                .context(LaunchErrorKind::Storage, || {
-                    format!(
-                        "cannot open the PostgreSQL session store at {}",
-                        redact(uri)
-                    )
-                })?;
-        return Ok((Arc::new(service), format!("sessions in {}", redact(uri))));
+    if is_postgres(uri) {
+        return open_postgres(&PostgresSettings::new(uri), uri).await;
     }
     if let Some(path) = uri.strip_prefix("sqlite://") {
         return open_sqlite(path.as_ref()).await;
@@ -248,6 +275,8 @@ mod tests {
             session_db: PathBuf::from("unused.db"),
             artifact_service_uri: Some(format!("file://{}", dir.path().join("files").display())),
             memory_service_uri: Some(format!("sqlite://{}", memory.display())),
+            db_pool_size: adk_session::DEFAULT_POOL_SIZE,
+            db_statement_timeout: None,
         };
         let services = open(&args).await.unwrap();
         assert!(sessions.exists());

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use adk_core::RunConfig;
+use adk_session::{LocalSessionLocks, SessionLocks};
 
 use crate::error::ServerError;
 use crate::security::{Authorizer, OriginPolicy};
@@ -19,6 +20,12 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The default number of finished spans the trace panel can show: 10,000.
 pub const DEFAULT_SPAN_CAPACITY: usize = 10_000;
+
+/// The default number of runs one server runs at once: 64; one more gets 503 with `Retry-After`.
+pub const DEFAULT_MAX_CONCURRENT_RUNS: usize = 64;
+
+/// The default `Retry-After` of a 503 answered because the server is full: 1 second.
+pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// The settings of a [`Server`](crate::Server).
 ///
@@ -41,6 +48,10 @@ pub struct ServerConfig {
     pub(crate) dev_ui_dir: Option<PathBuf>,
     pub(crate) span_capacity: usize,
     pub(crate) run_config: RunConfig,
+    pub(crate) max_concurrent_runs: usize,
+    pub(crate) retry_after: Duration,
+    pub(crate) session_locks: Arc<dyn SessionLocks>,
+    pub(crate) drain_delay: Duration,
 }
 
 impl Default for ServerConfig {
@@ -53,6 +64,10 @@ impl Default for ServerConfig {
             dev_ui_dir: None,
             span_capacity: DEFAULT_SPAN_CAPACITY,
             run_config: RunConfig::default(),
+            max_concurrent_runs: DEFAULT_MAX_CONCURRENT_RUNS,
+            retry_after: DEFAULT_RETRY_AFTER,
+            session_locks: Arc::new(LocalSessionLocks::default()),
+            drain_delay: Duration::ZERO,
         }
     }
 }
@@ -123,6 +138,38 @@ impl ServerConfig {
         self
     }
 
+    /// How many runs (`/run`, `/run_sse`) this server runs at once; one more is refused at once
+    /// with 503 and `Retry-After` instead of queueing without bound. At least 1.
+    pub fn max_concurrent_runs(mut self, runs: usize) -> Self {
+        self.max_concurrent_runs = runs.max(1);
+        self
+    }
+
+    /// The `Retry-After` answered with a 503 because the server is full or its session store is
+    /// unavailable (rounded up to whole seconds).
+    pub fn retry_after(mut self, after: Duration) -> Self {
+        self.retry_after = after;
+        self
+    }
+
+    /// Serialises the runs of each session with `locks`: a run takes its session's lock before it
+    /// loads the session and holds it until its last event is stored. The default,
+    /// [`LocalSessionLocks`], serialises within this process; replicas sharing a PostgreSQL
+    /// database need `adk_session::PostgresSessionLocks`. A run that waits longer than the locks'
+    /// wait limit gets 409 (`session_busy`).
+    pub fn session_locks(mut self, locks: Arc<dyn SessionLocks>) -> Self {
+        self.session_locks = locks;
+        self
+    }
+
+    /// How long the server goes on serving after a shutdown signal before it stops taking
+    /// connections and runs, with `/ready` answering 503 meanwhile: the time a load balancer needs
+    /// to notice and send requests elsewhere. Zero by default.
+    pub fn drain_delay(mut self, delay: Duration) -> Self {
+        self.drain_delay = delay;
+        self
+    }
+
     pub(crate) fn origin_policy(&self) -> Result<OriginPolicy, ServerError> {
         OriginPolicy::new(&self.origins)
     }
@@ -138,6 +185,10 @@ impl fmt::Debug for ServerConfig {
             .field("dev_ui_dir", &self.dev_ui_dir)
             .field("span_capacity", &self.span_capacity)
             .field("run_config", &self.run_config)
+            .field("max_concurrent_runs", &self.max_concurrent_runs)
+            .field("retry_after", &self.retry_after)
+            .field("session_locks", &self.session_locks)
+            .field("drain_delay", &self.drain_delay)
             .finish()
     }
 }

@@ -19,6 +19,7 @@ pub struct ApiError {
     status: StatusCode,
     code: &'static str,
     message: String,
+    retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -28,6 +29,21 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// 503 with `Retry-After`: the server cannot take this now, and may in `after` (rounded up to
+    /// whole seconds, at least 1).
+    pub fn unavailable(
+        code: &'static str,
+        message: impl Into<String>,
+        after: std::time::Duration,
+    ) -> Self {
+        let seconds = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+        Self {
+            retry_after: Some(seconds.max(1)),
+            ..Self::new(StatusCode::SERVICE_UNAVAILABLE, code, message)
         }
     }
 
@@ -55,10 +71,30 @@ impl ApiError {
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// The short code answered as `error`.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
+    /// The seconds answered in `Retry-After`, if any.
+    pub fn retry_after(&self) -> Option<u64> {
+        self.retry_after
+    }
 }
 
 impl From<adk_core::Error> for ApiError {
     fn from(error: adk_core::Error) -> Self {
+        if adk_session::is_pool_exhausted(&error) {
+            return Self::unavailable(
+                "session_store_busy",
+                format!(
+                    "the session store is overloaded; retry later: {}",
+                    error.message()
+                ),
+                crate::config::DEFAULT_RETRY_AFTER,
+            );
+        }
         let (status, code) = match error.kind() {
             ErrorKind::NotFound => (StatusCode::NOT_FOUND, "not_found"),
             ErrorKind::InvalidInput => (StatusCode::BAD_REQUEST, "invalid_input"),
@@ -80,11 +116,17 @@ impl From<adk_core::Error> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (
+        let mut response = (
             self.status,
             Json(json!({"error": self.code, "detail": self.message})),
         )
-            .into_response()
+            .into_response();
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
+        }
+        response
     }
 }
 

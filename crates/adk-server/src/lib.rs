@@ -7,7 +7,7 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /health`, `GET /version` | liveness; version, language |
+//! | `GET /health`, `GET /ready`, `GET /version` | liveness; readiness (session store answers, not draining); version, language |
 //! | `GET /list-apps` (`?detailed=true`), `GET /apps/{app}/app-info` | the apps and their agent trees |
 //! | `GET`/`POST /apps/{app}/users/{user}/sessions` | list / create (optional id, state, events) |
 //! | `GET`/`PATCH`/`DELETE .../sessions/{session}` | get with events / `{"stateDelta"}` / delete |
@@ -35,6 +35,11 @@
 //! - **Cancellation**: a client that disconnects drops its run, which cancels it; events already
 //!   stored stay, partial events are never stored. [`Server::serve`] shuts down gracefully: no new
 //!   runs, in-flight runs finish within [`ServerConfig::shutdown_grace`] or are cancelled.
+//! - **Replicas and backpressure**: the runs of one session are serialised by
+//!   [`ServerConfig::session_locks`] (a run waiting too long for its session gets 409
+//!   `session_busy`); at most [`ServerConfig::max_concurrent_runs`] run at once and one more gets
+//!   503 with `Retry-After`; `/ready` answers 503 from a shutdown signal on (see
+//!   [`ServerConfig::drain_delay`]) and while the session store does not answer.
 //! - **Traces**: the debug routes read a bounded in-memory [`SpanStore`](adk_telemetry::span_store::SpanStore);
 //!   add [`Server::span_store`]'s layer to the process's `tracing` subscriber.
 //!
@@ -60,7 +65,10 @@ mod routes;
 mod security;
 mod server;
 
-pub use config::{DEFAULT_BODY_LIMIT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_SPAN_CAPACITY, ServerConfig};
+pub use config::{
+    DEFAULT_BODY_LIMIT, DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_RETRY_AFTER, DEFAULT_SHUTDOWN_GRACE,
+    DEFAULT_SPAN_CAPACITY, ServerConfig,
+};
 pub use error::{ApiError, ServerError};
 pub use security::{Authorizer, BearerToken};
 pub use server::{Server, ServerBuilder, shutdown_signal};

@@ -166,7 +166,7 @@ pub(crate) async fn guard(
         .into_response();
     }
     let path = parts.uri.path();
-    let public = path == "/health" || path.starts_with("/dev-ui");
+    let public = path == "/health" || path == "/ready" || path.starts_with("/dev-ui");
     if let Some(authorizer) = &guard.authorizer
         && !public
         && !authorizer.authorize(&parts)

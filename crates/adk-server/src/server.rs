@@ -8,11 +8,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use adk_core::SessionKey;
 use adk_runner::Runner;
+use adk_session::{LockError, SessionLease, SessionLocks};
 use adk_telemetry::span_store::SpanStore;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use tokio::net::TcpListener;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
@@ -55,6 +58,24 @@ pub(crate) struct ServerState {
     pub(crate) cancel_runs: CancellationToken,
     /// Set once shutdown began: new runs are refused.
     draining: AtomicBool,
+    /// Set as soon as a shutdown signal came: `/ready` answers 503 from then on, while runs are
+    /// still taken until the drain delay ends.
+    stopping: AtomicBool,
+    /// One permit per run that may go on at once.
+    runs: Arc<Semaphore>,
+    /// The limit `runs` started with, for messages.
+    max_runs: usize,
+    /// Serialises the runs of each session.
+    locks: Arc<dyn SessionLocks>,
+    /// What a 503 for a full server answers in `Retry-After`.
+    retry_after: std::time::Duration,
+}
+
+/// What a run holds while it goes on: its place among the runs at once and its session's lock.
+/// Dropping it (the run ended or was dropped) frees both.
+pub(crate) struct RunAdmission {
+    _lease: SessionLease,
+    _permit: OwnedSemaphorePermit,
 }
 
 impl ServerState {
@@ -78,13 +99,78 @@ impl ServerState {
     /// A 503 when the server is shutting down and takes no new runs.
     pub(crate) fn check_accepting(&self) -> Result<(), ApiError> {
         if self.draining.load(Ordering::Acquire) {
-            return Err(ApiError::new(
-                http::StatusCode::SERVICE_UNAVAILABLE,
+            return Err(ApiError::unavailable(
                 "shutting_down",
-                "the server is shutting down and starts no new runs",
+                "the server is shutting down and starts no new runs; retry at another replica",
+                self.retry_after,
             ));
         }
         Ok(())
+    }
+
+    /// Admits a run of session `key`: a free place among the runs at once (else 503 with
+    /// `Retry-After`), then the session's lock (409 when another run held it for the whole wait,
+    /// 503 when the lock store is full or unreachable).
+    pub(crate) async fn admit(&self, key: &SessionKey) -> Result<RunAdmission, ApiError> {
+        let permit = self.runs.clone().try_acquire_owned().map_err(|_| {
+            ApiError::unavailable(
+                "too_many_runs",
+                format!(
+                    "this server already runs {} invocations at once, its limit; retry later or \
+                     at another replica",
+                    self.max_runs
+                ),
+                self.retry_after,
+            )
+        })?;
+        let lease = self
+            .locks
+            .lock(key)
+            .await
+            .map_err(|error| self.lock_error(error))?;
+        Ok(RunAdmission {
+            _lease: lease,
+            _permit: permit,
+        })
+    }
+
+    fn lock_error(&self, error: LockError) -> ApiError {
+        match error {
+            LockError::Busy { .. } => ApiError::new(
+                http::StatusCode::CONFLICT,
+                "session_busy",
+                error.to_string(),
+            ),
+            LockError::Saturated { .. } => {
+                ApiError::unavailable("lock_pool_full", error.to_string(), self.retry_after)
+            }
+            error => {
+                tracing::error!(error = %error, "cannot lock a session");
+                ApiError::unavailable(
+                    "session_store_unavailable",
+                    error.to_string(),
+                    self.retry_after,
+                )
+            }
+        }
+    }
+
+    /// `/ready`: fine unless shutting down or the session store does not answer.
+    pub(crate) async fn check_ready(&self) -> Result<(), ApiError> {
+        if self.stopping.load(Ordering::Acquire) {
+            return Err(ApiError::unavailable(
+                "draining",
+                "the server is shutting down; send new requests elsewhere",
+                self.retry_after,
+            ));
+        }
+        self.locks.check_ready().await.map_err(|error| {
+            ApiError::unavailable(
+                "session_store_unavailable",
+                error.to_string(),
+                self.retry_after,
+            )
+        })
     }
 }
 
@@ -138,8 +224,9 @@ impl Server {
         Ok(router)
     }
 
-    /// Serves on `listener` until `shutdown` completes, then shuts down gracefully: no new
-    /// connections or runs, runs in flight get [`ServerConfig::shutdown_grace`] to finish and are
+    /// Serves on `listener` until `shutdown` completes, then shuts down gracefully: `/ready`
+    /// answers 503 at once, the server goes on serving for [`ServerConfig::drain_delay`], then takes
+    /// no new connections or runs, runs in flight get [`ServerConfig::shutdown_grace`] to finish and are
     /// cancelled after it (their streams end with an error frame), and this returns once every
     /// connection closed.
     pub async fn serve(
@@ -150,8 +237,19 @@ impl Server {
         let router = self.router()?;
         let state = self.state.clone();
         let grace = self.config.shutdown_grace;
+        let delay = self.config.drain_delay;
         let drain = async move {
             shutdown.await;
+            // Not ready from now on, so that load balancers send new requests elsewhere; the
+            // requests still arriving meanwhile are served.
+            state.stopping.store(true, Ordering::Release);
+            if !delay.is_zero() {
+                tracing::info!(
+                    ?delay,
+                    "shutting down: not ready, serving until the drain delay ends"
+                );
+                tokio::time::sleep(delay).await;
+            }
             tracing::info!(?grace, "shutting down: finishing runs in flight");
             state.draining.store(true, Ordering::Release);
             let cancel = state.cancel_runs.clone();
@@ -270,6 +368,11 @@ impl ServerBuilder {
                 run_config: self.config.run_config.clone(),
                 cancel_runs: CancellationToken::new(),
                 draining: AtomicBool::new(false),
+                stopping: AtomicBool::new(false),
+                runs: Arc::new(Semaphore::new(self.config.max_concurrent_runs)),
+                max_runs: self.config.max_concurrent_runs,
+                locks: self.config.session_locks.clone(),
+                retry_after: self.config.retry_after,
             }),
             config: self.config,
             #[cfg(feature = "a2a")]

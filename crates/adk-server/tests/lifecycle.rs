@@ -10,15 +10,7 @@ use adk_test::ScriptedModel;
 use futures::StreamExt as _;
 use reqwest::Method;
 use serde_json::{Value, json};
-use support::{APP, TestServer, USER, run_body, sse_events};
-
-/// Waits for `notified` without bounding how long a healthy run may take on a loaded machine: the
-/// limit only turns a hang into a failure.
-async fn eventually(notified: impl std::future::Future<Output = ()>, what: &str) {
-    tokio::time::timeout(Duration::from_secs(120), notified)
-        .await
-        .unwrap_or_else(|_| panic!("{what} never happened"));
-}
+use support::{APP, TestServer, USER, eventually, run_body, sse_events};
 
 /// A server whose model first calls `wait_forever` (then would answer), with session `s`.
 async fn waiting_server(config: ServerConfig) -> TestServer {

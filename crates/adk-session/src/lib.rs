@@ -8,6 +8,7 @@
 //! | sessions | [`InMemorySessionService`], [`SqliteSessionService`] (feature `sqlite`, the embedded default), [`PostgresSessionService`] (feature `postgres`) |
 //! | artifacts | [`InMemoryArtifactService`], [`FileArtifactService`], [`ObjectStoreArtifactService`] (feature `object-store`) |
 //! | memory | [`InMemoryMemoryService`] (keyword search), [`SqliteMemoryService`] (FTS5, feature `sqlite`) |
+//! | session locks | [`LocalSessionLocks`], `PostgresSessionLocks` (feature `postgres`): a server serialises each session's invocations with them |
 //!
 //! # State and concurrency
 //!
@@ -54,6 +55,7 @@ mod keywords;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod scoped;
+mod session_lock;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(feature = "sqlite")]
@@ -66,5 +68,12 @@ pub use error::{Error, ErrorKind};
 pub use in_memory::{InMemoryMemoryService, InMemorySessionService};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresSessionService;
+#[cfg(feature = "postgres")]
+pub use session_lock::{
+    DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_POOL_SIZE, PostgresSessionLocks, PostgresSettings,
+};
+pub use session_lock::{
+    DEFAULT_LOCK_WAIT, LocalSessionLocks, LockError, SessionLease, SessionLocks, is_pool_exhausted,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteMemoryService, SqliteSessionService};

@@ -15,6 +15,7 @@ mod closure_tool;
 mod harness;
 mod log_capture;
 pub mod mcp_servers;
+mod postgres;
 pub mod python_peers;
 pub mod recording;
 mod replay;
@@ -30,6 +31,7 @@ pub use cache::{cache_dir, install_once};
 pub use closure_tool::{AsyncTool, ClosureTool};
 pub use harness::{TestArgs, run_single_test};
 pub use log_capture::LogCapture;
+pub use postgres::{POSTGRES_URL_ENV, postgres_url};
 pub use recording::{Exchange, RecordingError, load_recording};
 pub use replay::{
     BodyEnd, ChunkGate, MockResponse, MockServer, ReceivedRequest, openai_tool_calls_answered,

@@ -10,6 +10,38 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
 
+/// `adk api_server` serving the bundled apps with sessions in the PostgreSQL at `url`, against the
+/// loopback OpenAI-compatible `model`, in `dir`; `extra` adds flags.
+pub(crate) fn api_server_on_postgres(
+    model: &adk_test::MockServer,
+    url: &str,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_adk"));
+    command
+        .args(["api_server", "--session-service-uri", url])
+        .args(extra)
+        .current_dir(dir)
+        .env("OPENAI_BASE_URL", model.base_url())
+        .env("OPENAI_API_KEY", "test-key")
+        .env("OPENAI_MODEL", "mock-model")
+        .env("ADK_NO_LOCAL_MODEL", "true");
+    command
+}
+
+/// A whole Chat Completions answer saying `text`, as the loopback model sends it.
+pub(crate) fn chat_answer(text: &str) -> adk_test::MockResponse {
+    adk_test::MockResponse::json(
+        200,
+        &serde_json::json!({
+            "id": "c1", "object": "chat.completion", "created": 1, "model": "mock-model",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text}}],
+        }),
+    )
+}
+
 /// The server process, its address, and its standard error still being read.
 pub(crate) struct Served {
     child: Child,
@@ -21,8 +53,15 @@ pub(crate) struct Served {
 /// Starts `command` (the `adk` binary with its arguments and environment) on a free port with
 /// sessions in memory, and waits up to `patience` for its banner.
 pub(crate) async fn serve(mut command: Command, patience: Duration) -> Served {
+    command.arg("--in-memory");
+    serve_stored(command, patience).await
+}
+
+/// Starts `command` on a free port with the storage its arguments name, and waits up to
+/// `patience` for its banner.
+pub(crate) async fn serve_stored(mut command: Command, patience: Duration) -> Served {
     let mut child = command
-        .args(["--port", "0", "--in-memory"])
+        .args(["--port", "0"])
         .env_remove("GOOGLE_API_KEY")
         .env_remove("GEMINI_API_KEY")
         .env_remove("ADK_PROVIDER")
@@ -65,6 +104,11 @@ pub(crate) async fn serve(mut command: Command, patience: Duration) -> Served {
 }
 
 impl Served {
+    /// Kills the process with SIGKILL, as a crash or an out-of-memory kill would, and waits for it.
+    pub(crate) async fn kill(mut self) {
+        self.child.kill().await.expect("the server can be killed");
+    }
+
     /// Sends SIGTERM and waits for the process; returns whether it exited successfully and the
     /// rest of its standard error.
     pub(crate) async fn terminate(mut self) -> (bool, String) {

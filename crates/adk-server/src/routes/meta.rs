@@ -1,4 +1,4 @@
-//! The routes about the server and its apps: health, version, the app list and app info.
+//! The routes about the server and its apps: health, readiness, version, the app list and app info.
 
 use axum::Json;
 use axum::extract::{Path, Query};
@@ -12,6 +12,13 @@ use crate::error::ApiResult;
 /// `GET /health`.
 pub(super) async fn health() -> Json<Value> {
     Json(json!({"status": "ok"}))
+}
+
+/// `GET /ready`: 200 while the server takes runs and its session store answers; 503 with
+/// `Retry-After` once shutdown began or when the store is unreachable.
+pub(super) async fn ready(axum::extract::State(state): AppState) -> ApiResult<Json<Value>> {
+    state.check_ready().await?;
+    Ok(Json(json!({"status": "ready"})))
 }
 
 /// `GET /version`: this crate's version, the language and the compiler that built it.

@@ -24,6 +24,7 @@ pub(crate) fn router(state: Arc<ServerState>) -> Router {
     let artifacts = "/apps/{app}/users/{user}/sessions/{session}/artifacts";
     Router::new()
         .route("/health", get(meta::health))
+        .route("/ready", get(meta::ready))
         .route("/version", get(meta::version))
         .route("/list-apps", get(meta::list_apps))
         .route("/apps/{app}/app-info", get(meta::app_info))

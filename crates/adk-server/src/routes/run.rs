@@ -25,7 +25,7 @@ use super::AppState;
 use super::sessions::session_key;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::JsonBody;
-use crate::server::ServerState;
+use crate::server::{RunAdmission, ServerState};
 
 /// The body of `/run` and `/run_sse`, camelCase or snake_case.
 #[derive(Debug, Deserialize)]
@@ -51,11 +51,16 @@ pub(super) struct RunBody {
     custom_metadata: Option<Map<String, Value>>,
 }
 
-/// Checks the body, stores the message and starts the run; every failure here is an HTTP error.
-async fn start(state: &ServerState, body: &mut RunBody) -> ApiResult<RunStream> {
+/// Checks the body, admits the run (a place among the runs at once and the session's lock), stores
+/// the message and starts the run; every failure here is an HTTP error. The admission must be held
+/// until the run's stream is done.
+async fn start(state: &ServerState, body: &mut RunBody) -> ApiResult<(RunStream, RunAdmission)> {
     state.check_accepting()?;
     let runner = state.app(&body.app_name)?;
     let key = session_key(&body.app_name, &body.user_id, &body.session_id)?;
+    // The lock comes before the runner loads the session, so that this run sees every event of
+    // the run before it, whichever replica ran that one.
+    let admission = state.admit(&key).await?;
     let mut request = RunRequest::new(key.user_id, key.session_id);
     match (body.new_message.take(), body.invocation_id.take()) {
         (None, None) => {
@@ -80,7 +85,7 @@ async fn start(state: &ServerState, body: &mut RunBody) -> ApiResult<RunStream> 
         config = config.with_streaming_mode(StreamingMode::Sse);
     }
     config.custom_metadata = body.custom_metadata.take().unwrap_or_default();
-    Ok(runner.start(request.run_config(config)).await?)
+    Ok((runner.start(request.run_config(config)).await?, admission))
 }
 
 /// `POST /run`: the invocation's events as a JSON array (the user's event is stored, not
@@ -89,7 +94,7 @@ pub(super) async fn run(
     axum::extract::State(state): AppState,
     JsonBody(mut body): JsonBody<RunBody>,
 ) -> ApiResult<Json<Vec<Event>>> {
-    let mut events = start(&state, &mut body).await?;
+    let (mut events, _admission) = start(&state, &mut body).await?;
     let cancelled = state.cancel_runs.clone();
     let mut collected = Vec::new();
     loop {
@@ -116,9 +121,9 @@ pub(super) async fn run_sse(
     axum::extract::State(state): AppState,
     JsonBody(mut body): JsonBody<RunBody>,
 ) -> ApiResult<Response> {
-    let events = start(&state, &mut body).await?;
+    let (events, admission) = start(&state, &mut body).await?;
     let split_artifacts = body.function_call_event_id.is_none();
-    let frames = sse_frames(events, split_artifacts, state.clone());
+    let frames = sse_frames(events, admission, split_artifacts, state.clone());
     Ok((
         [
             (CONTENT_TYPE, "text/event-stream"),
@@ -130,13 +135,16 @@ pub(super) async fn run_sse(
 }
 
 /// The SSE body: each event's frames, then an error frame if the run failed or the server
-/// cancelled it. Dropping the body drops `events`, which cancels the run.
+/// cancelled it. Dropping the body drops `events`, which cancels the run, and `admission`, which
+/// unlocks the session.
 fn sse_frames(
     mut events: RunStream,
+    admission: RunAdmission,
     split_artifacts: bool,
     state: Arc<ServerState>,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
     async_stream::stream! {
+        let _admission = admission;
         loop {
             let next = tokio::select! {
                 next = events.next() => next,

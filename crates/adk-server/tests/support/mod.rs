@@ -253,17 +253,30 @@ impl TestServer {
         (status, response.text().await.unwrap())
     }
 
-    /// Signals shutdown and waits for `serve` to return.
-    pub(crate) async fn shut_down(&mut self) -> Result<(), adk_server::ServerError> {
+    /// Signals shutdown without waiting for `serve` to return.
+    pub(crate) fn signal_shutdown(&mut self) {
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
         }
+    }
+
+    /// Signals shutdown and waits for `serve` to return.
+    pub(crate) async fn shut_down(&mut self) -> Result<(), adk_server::ServerError> {
+        self.signal_shutdown();
         let served = self.served.take().expect("served once");
         tokio::time::timeout(Duration::from_secs(60), served)
             .await
             .expect("the server shuts down")
             .unwrap()
     }
+}
+
+/// Waits for `notified` without bounding how long a healthy run may take on a loaded machine: the
+/// limit only turns a hang into a failure.
+pub(crate) async fn eventually(notified: impl std::future::Future<Output = ()>, what: &str) {
+    tokio::time::timeout(Duration::from_secs(120), notified)
+        .await
+        .unwrap_or_else(|_| panic!("{what} never happened"));
 }
 
 /// A run request body.

@@ -1,15 +1,11 @@
 //! The backends the session conformance suite runs against, each in fresh storage.
 
-use std::io::Write;
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 
 use adk_core::{IdGen, SessionService, UuidIdGen};
 use adk_session::{InMemorySessionService, PostgresSessionService, SqliteSessionService};
 use sqlx::AssertSqlSafe;
 use sqlx::postgres::{PgConnectOptions, PgPool};
-
-/// The environment variable holding the URL of the PostgreSQL the tests may use.
-pub(crate) const POSTGRES_URL_ENV: &str = "ADK_POSTGRES_URL";
 
 /// A session service on fresh storage, and what to clean up after the test.
 pub(crate) struct Fixture {
@@ -111,35 +107,10 @@ pub(crate) async fn postgres() -> Option<Fixture> {
     })
 }
 
-/// The PostgreSQL URL, or `None` after saying loudly that the PostgreSQL tests do not run and
-/// reporting the calling test as skipped.
-///
-/// # Panics
-///
-/// In CI (`CI` set), when `ADK_POSTGRES_URL` is not: there the tests must run.
+/// The PostgreSQL URL, or `None` after reporting the calling test as skipped (see
+/// [`adk_test::postgres_url`]; in CI a missing URL fails).
 pub(crate) fn postgres_url() -> Option<String> {
-    match std::env::var(POSTGRES_URL_ENV) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("{POSTGRES_URL_ENV} is not set in CI: the PostgreSQL tests must run there")
-        }
-        _ => {
-            // Each test that does not run says so on stdout, where `cargo xtask ci` counts it as
-            // skipped.
-            adk_test::report_skipped(&format!("{POSTGRES_URL_ENV} is not set"));
-            // Straight to stderr, not through `eprintln!`: the test harness captures that, and
-            // this notice must be seen. Once per test binary is loud enough.
-            static NOTICE: Once = Once::new();
-            NOTICE.call_once(|| {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "\n*** NOT RUN: the PostgreSQL tests were skipped because {POSTGRES_URL_ENV} \
-                     is not set (e.g. postgres://adk:adk@127.0.0.1:5432/adk) ***\n"
-                );
-            });
-            None
-        }
-    }
+    adk_test::postgres_url()
 }
 
 /// A fresh schema named `{prefix}_{pid}` of the database at `$ADK_POSTGRES_URL` (dropped first if
