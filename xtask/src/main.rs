@@ -1,5 +1,5 @@
-//! The `cargo xtask` command line: dispatches `ci`, `tidy` and `codegen` to the xtask library,
-//! and `local-model` to its module.
+//! The `cargo xtask` command line: dispatches `ci`, `tidy`, `codegen` and `release` to the xtask
+//! library, and `local-model` to its module.
 // xtask is a developer tool whose output is meant for a terminal, so printing is its job.
 #![allow(clippy::print_stdout)]
 
@@ -8,14 +8,14 @@ mod local_model;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use xtask::{ci, codegen, tidy, workspace_root};
+use xtask::{ci, codegen, release, tidy, workspace_root};
 
 const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        run fmt --check, clippy -D warnings, the feature sets, tidy, codegen --check and the
-            workspace tests, in that order
+  ci        run fmt --check, clippy -D warnings, doc -D warnings, the feature sets, tidy,
+            codegen --check and the workspace tests, in that order
   features  check every package with its defaults, with no features and with each feature alone
   tidy      check layering, `//!` doc headers and forbidden attributes and macros
   codegen [--check]
@@ -49,12 +49,14 @@ fn run(args: Vec<String>) -> anyhow::Result<()> {
         ["codegen"] => codegen::run(&root, codegen::Mode::Write),
         ["codegen", "--check"] => codegen::run(&root, codegen::Mode::Check),
         ["local-model", rest @ ..] => local_model::run(rest),
+        ["release", rest @ ..] => release::run(&root, &release::Options::parse(rest)?).map(drop),
         [] | ["help" | "-h" | "--help"] => {
-            println!("{USAGE}{}", local_model::USAGE);
+            println!("{USAGE}{}{}", release::USAGE, local_model::USAGE);
             Ok(())
         }
         _ => bail!(
-            "unknown arguments {args:?}\n\n{USAGE}{}",
+            "unknown arguments {args:?}\n\n{USAGE}{}{}",
+            release::USAGE,
             local_model::USAGE
         ),
     }
