@@ -12,8 +12,11 @@
 //!
 //! Publishing (`--publish`, what the release workflow runs on a `v<version>` tag) expects the
 //! tree to be that release already (the workspace at `<version>`, the tag on `HEAD`), runs the
-//! same checks, ci and packaging, and then `cargo publish`es each crate in order; with
-//! `--dry-run` it stops before publishing.
+//! same checks, ci, packaging and semver-checks, and then `cargo publish`es each crate in order;
+//! with `--dry-run` it stops before publishing. `--skip-checks` leaves out the slow steps (ci,
+//! packaging, semver-checks) for a run that follows one that passed them on the same commit, as
+//! the workflow's publish job follows its check job; the fast checks still run, and `cargo
+//! publish` still builds every crate from its package.
 // The release reports its progress on stdout, like every xtask command.
 #![allow(clippy::print_stdout)]
 
@@ -79,12 +82,14 @@ impl Steps {
 
 /// The command line's usage text for `release`.
 pub const USAGE: &str = "\
-  release <version> [--dry-run] [--publish]
+  release <version> [--dry-run] [--publish] [--skip-checks]
             check a clean tree, a CHANGELOG.md section for <version> and every crate's metadata,
             bump the workspace to <version>, run ci, cargo package every published crate, run
             cargo-semver-checks against the previous v<version> tag, and print the publish order;
             --dry-run writes nothing; --publish (on the release's tag, as the release workflow
-            runs it) publishes the tree that is already <version> to crates.io, in that order
+            runs it) publishes the tree that is already <version> to crates.io, in that order;
+            --skip-checks leaves out ci, cargo package and semver-checks (after a run that passed
+            them on the same commit)
 ";
 
 impl Options {
@@ -93,10 +98,12 @@ impl Options {
         let mut version = None;
         let mut dry_run = false;
         let mut publish = false;
+        let mut steps = Steps::ALL;
         for arg in args {
             match *arg {
                 "--dry-run" => dry_run = true,
                 "--publish" => publish = true,
+                "--skip-checks" => steps = Steps::NONE,
                 flag if flag.starts_with('-') => bail!("unknown release option {flag}\n\n{USAGE}"),
                 text if version.is_none() => {
                     let text = text.strip_prefix('v').unwrap_or(text);
@@ -114,10 +121,13 @@ impl Options {
             version,
             dry_run,
             publish,
-            steps: Steps::ALL,
+            steps,
         })
     }
 }
+
+/// Why the semver step did not run when the run leaves it out.
+pub const LEFT_OUT: &str = "left out of this run (--skip-checks)";
 
 /// What a release did, for the caller (and the tests) to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,7 +204,7 @@ pub fn run(root: &Path, options: &Options) -> anyhow::Result<Outcome> {
     let semver_skipped = if options.steps.semver {
         semver_checks::run(root, version)?
     } else {
-        Some("left out of this run".to_owned())
+        Some(LEFT_OUT.to_owned())
     };
     println!("\nthe crates go to crates.io in this order:");
     for (index, name) in order.iter().enumerate() {
@@ -328,6 +338,9 @@ mod tests {
         assert_eq!(options.version, v("0.2.0"));
         assert!(options.dry_run && !options.publish);
         assert_eq!(options.steps, Steps::ALL);
+        let options = Options::parse(&["0.2.0", "--publish", "--skip-checks"]).unwrap();
+        assert!(options.publish && !options.dry_run);
+        assert_eq!(options.steps, Steps::NONE);
         let err = Options::parse(&["0.2"]).unwrap_err().to_string();
         assert_eq!(err, "\"0.2\" is not a semantic version such as 0.2.0");
         assert!(Options::parse(&["--dry-run"]).is_err());
