@@ -352,7 +352,9 @@ mod tests {
         let names: Vec<_> = STEPS.iter().map(|step| step.name).collect();
         assert_eq!(
             names,
-            ["fmt", "clippy", "doc", "features", "tidy", "codegen", "test"]
+            [
+                "fmt", "clippy", "doc", "features", "tidy", "codegen", "test"
+            ]
         );
     }
 

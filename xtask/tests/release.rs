@@ -17,7 +17,12 @@ use xtask::workspace_root;
 /// Runs git in `dir`, panicking with its output when it fails.
 fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
-        .args(["-c", "user.name=release test", "-c", "user.email=release@test.invalid"])
+        .args([
+            "-c",
+            "user.name=release test",
+            "-c",
+            "user.email=release@test.invalid",
+        ])
         .args(["-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"])
         .args(args)
         .current_dir(dir)
@@ -41,7 +46,16 @@ impl Copy {
     fn new() -> Self {
         let root = workspace_root();
         let dir = TempDir::new().expect("a temporary directory");
-        let tracked = git(&root, &["ls-files", "-z", "--cached", "--others", "--exclude-standard"]);
+        let tracked = git(
+            &root,
+            &[
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ],
+        );
         for path in tracked.split('\0').filter(|path| !path.is_empty()) {
             let from = root.join(path);
             // A file deleted but not yet committed is listed and absent: leave it out.
@@ -54,7 +68,10 @@ impl Copy {
         }
         git(dir.path(), &["init", "--quiet", "--initial-branch=main"]);
         git(dir.path(), &["add", "--all"]);
-        git(dir.path(), &["commit", "--quiet", "--message", "the repository"]);
+        git(
+            dir.path(),
+            &["commit", "--quiet", "--message", "the repository"],
+        );
         Self { dir }
     }
 
@@ -158,7 +175,9 @@ fn every_crate_under_crates_is_published_unless_listed_as_not() {
     assert!(under_crates.len() >= 14, "{under_crates:?}");
     for name in under_crates {
         let package = workspace.package(name).unwrap();
-        let listed = NOT_PUBLISHED.iter().any(|(unpublished, _)| *unpublished == name);
+        let listed = NOT_PUBLISHED
+            .iter()
+            .any(|(unpublished, _)| *unpublished == name);
         assert_eq!(package.publish, !listed, "{name}");
     }
     for package in &workspace.packages {
@@ -205,7 +224,10 @@ fn a_new_crate_without_metadata_fails_the_check() {
     let next = next_minor(&copy.current_version());
     copy.add_changelog_section(&next);
     let err = format!("{:#}", copy.release(&next, true).unwrap_err());
-    assert!(err.starts_with("the crates' metadata is incomplete"), "{err}");
+    assert!(
+        err.starts_with("the crates' metadata is incomplete"),
+        "{err}"
+    );
     assert!(err.contains("\n  adk-new: no `description`"), "{err}");
 }
 
@@ -268,13 +290,18 @@ fn a_release_bumps_every_version_and_dates_its_changelog_section() {
         copy.read("Cargo.lock")
             .contains(&format!("name = \"adk-core\"\nversion = \"{next}\"")),
     );
-    assert_eq!(outcome.publish_order.first().map(String::as_str), Some("adk-core"));
+    assert_eq!(
+        outcome.publish_order.first().map(String::as_str),
+        Some("adk-core")
+    );
     assert_eq!(outcome.semver_skipped.as_deref(), Some(release::LEFT_OUT));
 
     // The bumped tree, once committed, is not released again at the same version.
     copy.commit("the release");
     let err = copy.release(&next, true).unwrap_err().to_string();
-    assert!(err.starts_with(&format!("{next} is not greater than the current version {next}")));
+    assert!(err.starts_with(&format!(
+        "{next} is not greater than the current version {next}"
+    )));
 }
 
 #[test]
@@ -302,7 +329,10 @@ fn a_dirty_tree_is_refused() {
 
     let err = copy.release(&next, false).unwrap_err().to_string();
 
-    assert!(err.starts_with("the tree is not clean (1 changed or untracked paths)"), "{err}");
+    assert!(
+        err.starts_with("the tree is not clean (1 changed or untracked paths)"),
+        "{err}"
+    );
     assert!(err.ends_with("\n  ?? notes.txt"), "{err}");
     assert_eq!(copy.read("Cargo.toml"), manifest);
 }
@@ -353,7 +383,9 @@ fn publishing_needs_the_release_tag_on_head() {
     };
     // Give the current version a section, as its release would have.
     copy.add_changelog_section(&current);
-    let err = release::run(copy.path(), &options(true)).unwrap_err().to_string();
+    let err = release::run(copy.path(), &options(true))
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         err,
         format!("HEAD does not carry the tag v{current}: publishing publishes the commit it tags")
@@ -361,5 +393,8 @@ fn publishing_needs_the_release_tag_on_head() {
     git(copy.path(), &["tag", &format!("v{current}")]);
     let outcome = release::run(copy.path(), &options(true)).unwrap();
     assert!(outcome.bump.is_empty());
-    assert_eq!(outcome.publish_order.last().map(String::as_str), Some("adk"));
+    assert_eq!(
+        outcome.publish_order.last().map(String::as_str),
+        Some("adk")
+    );
 }

@@ -1,6 +1,5 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-
 // Without the loader, the reading half of the config types has no caller.
 #![cfg_attr(not(feature = "loader"), allow(dead_code))]
 

@@ -1,6 +1,5 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-
 // A command line reports to the terminal.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 

@@ -1,6 +1,5 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-
 // With neither adapter enabled only the shared pieces remain, and their crate-internal helpers
 // have no caller.
 #![cfg_attr(not(any(feature = "gemini", feature = "openai")), allow(dead_code))]

@@ -173,7 +173,10 @@ serde = { version = "0.1.0", features = ["derive"] }
         );
         let bumped = apply(MANIFEST, &changes);
         let expected = MANIFEST
-            .replace("version = \"0.1.0\"\nedition", "version = \"0.2.0\"\nedition")
+            .replace(
+                "version = \"0.1.0\"\nedition",
+                "version = \"0.2.0\"\nedition",
+            )
             .replace("\"=0.1.0\"", "\"=0.2.0\"");
         assert_eq!(bumped, expected);
         assert_eq!(workspace_version(&bumped).unwrap(), version);

@@ -34,7 +34,11 @@ pub fn require_clean(root: &Path) -> anyhow::Result<()> {
     if dirty.is_empty() {
         return Ok(());
     }
-    let shown: Vec<String> = dirty.iter().take(10).map(|line| format!("  {line}")).collect();
+    let shown: Vec<String> = dirty
+        .iter()
+        .take(10)
+        .map(|line| format!("  {line}"))
+        .collect();
     let more = match dirty.len().saturating_sub(10) {
         0 => String::new(),
         more => format!("\n  ... and {more} more"),

@@ -129,9 +129,7 @@ impl fmt::Display for Problem {
 /// one of [`NOT_PUBLISHED`].
 pub fn is_published_library(package: &Package) -> bool {
     package.dir.starts_with("crates")
-        && !NOT_PUBLISHED
-            .iter()
-            .any(|(name, _)| *name == package.name)
+        && !NOT_PUBLISHED.iter().any(|(name, _)| *name == package.name)
 }
 
 /// Checks the metadata of every package of `workspace` (at `root`, whose workspace version is
@@ -151,7 +149,10 @@ pub fn check(root: &Path, workspace: &Workspace, version: &Version) -> Vec<Probl
             let why = NOT_PUBLISHED
                 .iter()
                 .find(|(name, _)| *name == package.name)
-                .map_or("only the library crates under crates/ are published", |(_, why)| why);
+                .map_or(
+                    "only the library crates under crates/ are published",
+                    |(_, why)| why,
+                );
             report(format!("must say `publish = false` ({why})"));
         }
     }
@@ -240,12 +241,7 @@ pub fn has_rust_example(markdown: &str) -> bool {
 
 /// One to five keywords, each as crates.io accepts them.
 fn check_keywords(keywords: &[String], report: &mut dyn FnMut(String)) {
-    if keywords.is_empty() || keywords.len() > MAX_TAGS {
-        report(format!(
-            "has {} keywords; crates.io takes 1 to {MAX_TAGS}",
-            keywords.len()
-        ));
-    }
+    check_tag_count("keywords", keywords.len(), report);
     for keyword in keywords {
         let mut chars = keyword.chars();
         let valid = keyword.len() <= MAX_KEYWORD_LEN
@@ -260,14 +256,18 @@ fn check_keywords(keywords: &[String], report: &mut dyn FnMut(String)) {
     }
 }
 
-/// One to five categories, each a slug crates.io knows.
-fn check_categories(categories: &[String], report: &mut dyn FnMut(String)) {
-    if categories.is_empty() || categories.len() > MAX_TAGS {
+/// One to [`MAX_TAGS`] of `what` (keywords or categories), as crates.io takes them.
+fn check_tag_count(what: &str, count: usize, report: &mut dyn FnMut(String)) {
+    if count == 0 || count > MAX_TAGS {
         report(format!(
-            "has {} categories; crates.io takes 1 to {MAX_TAGS}",
-            categories.len()
+            "has {count} {what}; crates.io takes 1 to {MAX_TAGS}"
         ));
     }
+}
+
+/// One to five categories, each a slug crates.io knows.
+fn check_categories(categories: &[String], report: &mut dyn FnMut(String)) {
+    check_tag_count("categories", categories.len(), report);
     for category in categories {
         if !CRATES_IO_CATEGORIES.contains(&category.as_str()) {
             report(format!(
@@ -375,7 +375,9 @@ mod tests {
     fn rust_examples_are_found_and_others_are_not() {
         assert!(has_rust_example("text\n\n```\nlet a = 1;\n```\n"));
         assert!(has_rust_example("```rust,no_run\nmain();\n```\n"));
-        assert!(!has_rust_example("```yaml\na: 1\n```\n```text\ntree\n```\n"));
+        assert!(!has_rust_example(
+            "```yaml\na: 1\n```\n```text\ntree\n```\n"
+        ));
         assert!(!has_rust_example("```rust,ignore\nnot built\n```\n"));
         // The closing fence of a YAML block does not open a Rust one.
         assert!(!has_rust_example("```yaml\na: 1\n```\nprose\n"));
@@ -392,11 +394,17 @@ mod tests {
     #[test]
     fn keywords_follow_crates_io_rules() {
         let mut problems = Vec::new();
-        let words = ["llm", "json-rpc", "c++", "-dash", "a-very-long-keyword-indeed", "é"];
-        check_keywords(
-            &words.map(str::to_owned),
-            &mut |message: String| problems.push(message),
-        );
+        let words = [
+            "llm",
+            "json-rpc",
+            "c++",
+            "-dash",
+            "a-very-long-keyword-indeed",
+            "é",
+        ];
+        check_keywords(&words.map(str::to_owned), &mut |message: String| {
+            problems.push(message)
+        });
         assert_eq!(problems.len(), 4, "{problems:#?}");
         assert!(problems[0].starts_with("has 6 keywords"));
         assert!(problems[1].starts_with("keyword \"-dash\""));

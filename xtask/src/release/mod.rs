@@ -171,7 +171,10 @@ pub fn run(root: &Path, options: &Options) -> anyhow::Result<Outcome> {
         ),
         other => anyhow::anyhow!("{CHANGELOG} {other} ({version})"),
     })?;
-    println!("ok: the tree is clean, and {CHANGELOG} has `{}`", section.heading);
+    println!(
+        "ok: the tree is clean, and {CHANGELOG} has `{}`",
+        section.heading
+    );
 
     let workspace = Workspace::load(root)?;
     let problems = metadata::check(root, &workspace, &current);
@@ -263,7 +266,11 @@ fn bump_versions(
         .iter()
         .map(|change| format!("{}: {} -> {}", change.what, change.before, change.after))
         .collect();
-    let verb = if options.dry_run { "would bump" } else { "bumping" };
+    let verb = if options.dry_run {
+        "would bump"
+    } else {
+        "bumping"
+    };
     println!("\n{verb} Cargo.toml:");
     for line in &lines {
         println!("  {line}");
@@ -292,7 +299,10 @@ fn bump_versions(
 /// other together, resolving them in a local registry of the crates being packaged, and verifies
 /// each by building it from its `.crate` file.
 fn package(root: &Path, order: &[String]) -> anyhow::Result<()> {
-    println!("\nrelease: cargo package of {} crates (offline)", order.len());
+    println!(
+        "\nrelease: cargo package of {} crates (offline)",
+        order.len()
+    );
     let mut args = vec!["package", "--offline"];
     for name in order {
         args.extend(["-p", name.as_str()]);
@@ -303,7 +313,11 @@ fn package(root: &Path, order: &[String]) -> anyhow::Result<()> {
 /// `cargo publish` of each crate in order; cargo waits until crates.io serves one before the next.
 fn publish(root: &Path, order: &[String]) -> anyhow::Result<()> {
     for (index, name) in order.iter().enumerate() {
-        println!("\nrelease: publishing {name} ({}/{})", index + 1, order.len());
+        println!(
+            "\nrelease: publishing {name} ({}/{})",
+            index + 1,
+            order.len()
+        );
         run_cargo(root, &["publish", "-p", name])
             .with_context(|| format!("cargo publish -p {name} failed"))?;
     }

@@ -26,7 +26,11 @@ pub fn publish_order(workspace: &Workspace) -> anyhow::Result<Vec<&Package>> {
                 .dependencies
                 .iter()
                 .filter(|dep| !dep.stripped_when_published() && dep.name != package.name)
-                .filter_map(|dep| publishable.get_key_value(dep.name.as_str()).map(|(k, _)| *k))
+                .filter_map(|dep| {
+                    publishable
+                        .get_key_value(dep.name.as_str())
+                        .map(|(k, _)| *k)
+                })
                 .collect();
             (package.name.as_str(), needs)
         })
@@ -115,17 +119,20 @@ mod tests {
                 package("adk-core", &[("adk-test", DepKind::Dev, "*")]),
                 package("adk-flow", &[("adk-core", DepKind::Normal, "=0.1.0")]),
                 // L1, but its tests use the flow, so it waits for it.
-                package(
-                    "adk-local-model",
-                    &[("adk-flow", DepKind::Dev, "=0.1.0")],
-                ),
+                package("adk-local-model", &[("adk-flow", DepKind::Dev, "=0.1.0")]),
                 package("adk-model", &[("adk-core", DepKind::Normal, "=0.1.0")]),
                 package("adk-test", &[("adk-core", DepKind::Normal, "=0.1.0")]),
             ],
         };
         assert_eq!(
             names(&workspace),
-            ["adk-core", "adk-model", "adk-flow", "adk-local-model", "adk"]
+            [
+                "adk-core",
+                "adk-model",
+                "adk-flow",
+                "adk-local-model",
+                "adk"
+            ]
         );
     }
 
@@ -139,6 +146,9 @@ mod tests {
             ],
         };
         let err = publish_order(&workspace).unwrap_err().to_string();
-        assert!(err.ends_with("none can be published first: adk-flow, adk-runner"), "{err}");
+        assert!(
+            err.ends_with("none can be published first: adk-flow, adk-runner"),
+            "{err}"
+        );
     }
 }

@@ -95,7 +95,13 @@ impl Workspace {
     /// so needs no network.
     pub fn load(root: &Path) -> anyhow::Result<Self> {
         let output = Command::new(cargo())
-            .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+            .args([
+                "metadata",
+                "--no-deps",
+                "--format-version",
+                "1",
+                "--offline",
+            ])
             .current_dir(root)
             .output()
             .context("could not start cargo metadata")?;
@@ -142,8 +148,8 @@ impl Workspace {
 fn parse_package(root: &Path, package: &Value) -> anyhow::Result<Package> {
     let name = string(package, "name").context("a package without a name")?;
     let context = || format!("package {name} in cargo metadata");
-    let version = Version::parse(package["version"].as_str().unwrap_or_default())
-        .with_context(context)?;
+    let version =
+        Version::parse(package["version"].as_str().unwrap_or_default()).with_context(context)?;
     let manifest = PathBuf::from(string(package, "manifest_path").with_context(context)?);
     let dir = manifest
         .parent()
@@ -274,7 +280,10 @@ mod tests {
         let core = workspace.package("adk-core").unwrap();
         assert!(core.publish);
         assert_eq!(core.dir, Path::new("crates/adk-core"));
-        assert_eq!(core.lib_src.as_deref(), Some(Path::new("crates/adk-core/src/lib.rs")));
+        assert_eq!(
+            core.lib_src.as_deref(),
+            Some(Path::new("crates/adk-core/src/lib.rs"))
+        );
         assert_eq!(core.docs_rs, Some(json!({"all-features": true})));
         assert_eq!(core.tier(), Tier::Layer(0));
         assert!(core.dependencies[0].stripped_when_published());
@@ -284,7 +293,10 @@ mod tests {
         assert_eq!(test.description, None);
         assert_eq!(test.docs_rs, None);
         assert_eq!(
-            workspace.publishable().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+            workspace
+                .publishable()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>(),
             ["adk-core"]
         );
     }
