@@ -1,5 +1,5 @@
-//! The `cargo xtask ci` pipeline: fmt, clippy, every feature set, tidy, codegen, deny and test,
-//! run in order, stopping at the first failure.
+//! The `cargo xtask ci` pipeline: fmt, clippy, doc, every feature set, tidy, codegen, deny and
+//! test, run in order, stopping at the first failure.
 // The pipeline reports its progress on stdout, interleaved with the output of the cargo commands.
 #![allow(clippy::print_stdout)]
 
@@ -22,6 +22,8 @@ pub enum Action {
     Cargo(&'static [&'static str]),
     /// Runs `cargo` with these arguments, echoing its output and adding up its test summaries.
     CargoTest(&'static [&'static str]),
+    /// Runs `cargo` with these arguments and [`DOC_FLAGS`] added to `RUSTDOCFLAGS`.
+    CargoDoc(&'static [&'static str]),
     /// Runs `cargo check` once per feature set of every package
     /// ([`workspace_feature_sets`]).
     FeatureSets,
@@ -60,6 +62,12 @@ pub const STEPS: &[Step] = &[
         ]),
     },
     Step {
+        name: "doc",
+        // The documentation as docs.rs builds it (every feature), with broken intra-doc links and
+        // every other rustdoc warning as errors; the doctests run in the test step.
+        action: Action::CargoDoc(&["doc", "--workspace", "--all-features", "--no-deps"]),
+    },
+    Step {
         name: "features",
         action: Action::FeatureSets,
     },
@@ -82,11 +90,17 @@ pub const STEPS: &[Step] = &[
     },
 ];
 
+/// What the doc step adds to `RUSTDOCFLAGS`: every rustdoc warning is an error.
+pub const DOC_FLAGS: &str = "-D warnings";
+
 impl Step {
     /// How the step reads as a command line, for progress and error messages.
     pub fn command_line(&self) -> String {
         match self.action {
             Action::Cargo(args) | Action::CargoTest(args) => format!("cargo {}", args.join(" ")),
+            Action::CargoDoc(args) => {
+                format!("RUSTDOCFLAGS=\"{DOC_FLAGS}\" cargo {}", args.join(" "))
+            }
             Action::FeatureSets => {
                 "cargo check -p <each package> (defaults, no features, each feature alone)"
                     .to_owned()
@@ -249,6 +263,14 @@ fn run_step(root: &Path, step: &Step) -> anyhow::Result<Option<TestTally>> {
             check_status(status)?;
             Ok(None)
         }
+        Action::CargoDoc(args) => {
+            let status = cargo(root, args)
+                .env("RUSTDOCFLAGS", rustdoc_flags())
+                .status()
+                .context("could not start cargo")?;
+            check_status(status)?;
+            Ok(None)
+        }
         Action::CargoTest(args) => run_cargo_test(root, args).map(Some),
         Action::FeatureSets => check_feature_sets(root).map(|()| None),
         Action::Tidy => tidy::run(root).map(|()| None),
@@ -299,9 +321,19 @@ fn run_cargo_test(root: &Path, args: &[&str]) -> anyhow::Result<TestTally> {
     Ok(tally)
 }
 
+/// `RUSTDOCFLAGS` for the doc step: the caller's, if any, then [`DOC_FLAGS`].
+fn rustdoc_flags() -> OsString {
+    let mut flags = std::env::var_os("RUSTDOCFLAGS").unwrap_or_default();
+    if !flags.is_empty() {
+        flags.push(" ");
+    }
+    flags.push(DOC_FLAGS);
+    flags
+}
+
 /// A `cargo` command with `args`, run in `root` with this process's environment.
 fn cargo(root: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(cargo_program());
+    let mut command = Command::new(crate::tools::cargo());
     command.args(args).current_dir(root);
     command
 }
@@ -312,11 +344,6 @@ fn check_status(status: ExitStatus) -> anyhow::Result<()> {
         bail!("cargo exited with {status}");
     }
     Ok(())
-}
-
-/// The cargo that launched xtask (cargo sets `CARGO` for `cargo run`), or `cargo` from `PATH`.
-fn cargo_program() -> OsString {
-    std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"))
 }
 
 /// Flushes stdout so that our lines and the child's output appear in order.
@@ -330,12 +357,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn steps_run_fmt_clippy_features_tidy_codegen_deny_then_test() {
+    fn steps_run_fmt_clippy_doc_features_tidy_codegen_deny_then_test() {
         let names: Vec<_> = STEPS.iter().map(|step| step.name).collect();
         assert_eq!(
             names,
             [
-                "fmt", "clippy", "features", "tidy", "codegen", "deny", "test"
+                "fmt", "clippy", "doc", "features", "tidy", "codegen", "deny", "test"
             ]
         );
     }
@@ -348,6 +375,7 @@ mod tests {
             [
                 "cargo fmt --all -- --check",
                 "cargo clippy --workspace --all-targets --all-features -- -D warnings",
+                "RUSTDOCFLAGS=\"-D warnings\" cargo doc --workspace --all-features --no-deps",
                 "cargo check -p <each package> (defaults, no features, each feature alone)",
                 "cargo xtask tidy",
                 "cargo xtask codegen --check",
@@ -359,8 +387,8 @@ mod tests {
 
     #[test]
     fn tidy_and_deny_run_in_process() {
-        assert_eq!(STEPS[3].action, Action::Tidy);
-        assert_eq!(STEPS[5].action, Action::Deny);
+        assert_eq!(STEPS[4].action, Action::Tidy);
+        assert_eq!(STEPS[6].action, Action::Deny);
     }
 
     #[test]

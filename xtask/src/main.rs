@@ -1,5 +1,5 @@
-//! The `cargo xtask` command line: dispatches `ci`, `tidy`, `codegen` and `deny` to the xtask
-//! library, and `local-model` and `bench` to their modules.
+//! The `cargo xtask` command line: dispatches `ci`, `tidy`, `codegen`, `deny` and `release` to the
+//! xtask library, and `local-model` and `bench` to their modules.
 // xtask is a developer tool whose output is meant for a terminal, so printing is its job.
 #![allow(clippy::print_stdout)]
 
@@ -9,14 +9,14 @@ mod local_model;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use xtask::{ci, codegen, deny, tidy, workspace_root};
+use xtask::{ci, codegen, deny, release, tidy, workspace_root};
 
 const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci        run fmt --check, clippy -D warnings, the feature sets, tidy, codegen --check,
-            cargo deny and the workspace tests, in that order
+  ci        run fmt --check, clippy -D warnings, doc -D warnings, the feature sets, tidy,
+            codegen --check, cargo deny and the workspace tests, in that order
   features  check every package with its defaults, with no features and with each feature alone
   tidy      check layering, `//!` doc headers and forbidden attributes and macros
   deny      check licences, banned duplicates and sources with cargo deny (installed on first use)
@@ -55,12 +55,14 @@ fn run(args: Vec<String>) -> anyhow::Result<()> {
         ["bench"] => bench::run(&root),
         ["deny"] => deny::check(&root),
         ["local-model", rest @ ..] => local_model::run(rest),
+        ["release", rest @ ..] => release::run(&root, &release::Options::parse(rest)?).map(drop),
         [] | ["help" | "-h" | "--help"] => {
-            println!("{USAGE}{}", local_model::USAGE);
+            println!("{USAGE}{}{}", release::USAGE, local_model::USAGE);
             Ok(())
         }
         _ => bail!(
-            "unknown arguments {args:?}\n\n{USAGE}{}",
+            "unknown arguments {args:?}\n\n{USAGE}{}{}",
+            release::USAGE,
             local_model::USAGE
         ),
     }

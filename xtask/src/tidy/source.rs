@@ -1,7 +1,8 @@
 //! The source checks: `//!` doc headers, no ignored tests, no leftover debugging macros.
 //!
 //! Every `.rs` file under `crates/`, `examples/` and `xtask/` (skipping `target` and hidden
-//! directories) must start with a `//!` line, must not ignore a test, and, outside xtask, must not
+//! directories) must start with a `//!` line (a `lib.rs` may start by including its crate's
+//! README as the crate docs instead), must not ignore a test, and, outside xtask, must not
 //! invoke the debugging or placeholder macros. The patterns are assembled with `concat!` so that
 //! this file, which names them, does not trip the checks itself.
 
@@ -26,8 +27,12 @@ pub const FORBIDDEN_MACROS: &[&str] = &[
 ];
 
 /// The message for a file whose first line is not a `//!` comment.
-pub const MISSING_HEADER: &str =
-    "missing `//!` doc header: the first line must be a `//!` comment saying what the file owns";
+pub const MISSING_HEADER: &str = "missing `//!` doc header: the first line must be a `//!` comment saying what the file owns \
+     (or, in a `lib.rs`, the crate's README as its docs: `#![doc = include_str!(\"../README.md\")]`)";
+
+/// The first line of a `lib.rs` whose crate docs are its README (the README is the crate's page
+/// on crates.io and its doc root on docs.rs, so the two cannot drift apart).
+pub const README_DOC_HEADER: &str = r#"#![doc = include_str!("../README.md")]"#;
 
 /// The message for a line that ignores a test.
 pub fn ignored_test_message() -> String {
@@ -58,7 +63,7 @@ pub fn check(root: &Path) -> Vec<Violation> {
 /// Runs the source checks on one file's text; `path` is relative to the workspace root.
 pub fn check_file(path: &Path, text: &str) -> Vec<Violation> {
     let mut violations = Vec::new();
-    if !has_doc_header(text) {
+    if !has_doc_header(path, text) {
         violations.push(Violation::new(path, 1, MISSING_HEADER));
     }
     let check_macros = !path.starts_with(MACRO_EXEMPT_DIR);
@@ -83,9 +88,13 @@ pub fn check_file(path: &Path, text: &str) -> Vec<Violation> {
     violations
 }
 
-/// Whether the file's first line is a `//!` doc comment.
-fn has_doc_header(text: &str) -> bool {
-    text.trim_start_matches('\u{feff}').starts_with("//!")
+/// Whether the file's first line is a `//!` doc comment, or, for a `lib.rs`, the
+/// [`README_DOC_HEADER`].
+fn has_doc_header(path: &Path, text: &str) -> bool {
+    let text = text.trim_start_matches('\u{feff}');
+    text.starts_with("//!")
+        || (path.file_name().is_some_and(|name| name == "lib.rs")
+            && text.lines().next() == Some(README_DOC_HEADER))
 }
 
 /// Whether the line is a `//` comment (doc comments included), which the line checks skip.

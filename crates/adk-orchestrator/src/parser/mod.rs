@@ -39,8 +39,8 @@ pub trait TaskParser: Send + Sync {
     fn parse(&self, analyzer_output: &str) -> Result<Vec<Task>, XmlError>;
 }
 
-/// Reads the XML plan format (see the [module docs](self)), after [normalising](XmlNormalizer)
-/// what the model wrote.
+/// Reads the XML plan format (`<tasks>` holding one `<task>` per step), after
+/// [normalising](XmlNormalizer) what the model wrote.
 ///
 /// ```
 /// use adk_orchestrator::{TaskParser as _, XmlTaskParser};
