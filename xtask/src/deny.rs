@@ -34,30 +34,3 @@ pub fn check(workspace: &Path) -> anyhow::Result<()> {
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_pinned_release_is_installed_locked_into_the_tools_dir() {
-        let args: Vec<String> = CARGO_DENY
-            .install_args(Path::new("/cache/tools"))
-            .iter()
-            .map(|arg| arg.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(
-            args,
-            [
-                "install",
-                "--locked",
-                "cargo-deny",
-                "--version",
-                "0.20.2",
-                "--root",
-                "/cache/tools"
-            ]
-        );
-        assert_eq!(CHECKS, ["licenses", "bans", "sources"]);
-    }
-}

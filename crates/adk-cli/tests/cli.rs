@@ -1,13 +1,11 @@
 //! Drives the `adk` binary through its standard input against a loopback server that speaks the
 //! OpenAI Chat Completions streaming format.
 
-use std::process::Stdio;
-use std::time::Duration;
+mod support;
 
 use adk_test::{MockResponse, MockServer};
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt as _;
-use tokio::process::Command;
+use support::{adk, completion};
 
 /// One SSE body of OpenAI chunks: the deltas given, then `[DONE]`.
 fn sse(chunks: &[Value]) -> MockResponse {
@@ -42,21 +40,6 @@ fn tool_call(name: &str, arguments: Value) -> MockResponse {
     ])
 }
 
-/// A whole (not streamed) Chat Completions answer with `message`.
-fn completion(message: Value, finish_reason: &str) -> MockResponse {
-    MockResponse::json(
-        200,
-        &json!({
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "mock-model",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        }),
-    )
-}
-
 fn text(words: &[&str]) -> MockResponse {
     let mut chunks: Vec<Value> = words
         .iter()
@@ -64,47 +47,6 @@ fn text(words: &[&str]) -> MockResponse {
         .collect();
     chunks.push(chunk(json!({}), Some("stop")));
     sse(&chunks)
-}
-
-/// Runs `adk` with `args`, feeding `input`, against `server`; returns its exit success and output.
-async fn adk(server: Option<&MockServer>, args: &[&str], input: &str) -> (bool, String, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_adk"));
-    command
-        .args(args)
-        .env_remove("GOOGLE_API_KEY")
-        .env_remove("GEMINI_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("ADK_PROVIDER")
-        .env_remove("ADK_MODEL")
-        .env_remove("ADK_DATABASE_URL")
-        // The local model has its own end-to-end tests; here an unconfigured model is an error.
-        .env("ADK_NO_LOCAL_MODEL", "true")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(server) = server {
-        command
-            .env("OPENAI_BASE_URL", server.base_url())
-            .env("OPENAI_API_KEY", "test-key")
-            .env("OPENAI_MODEL", "mock-model");
-    }
-    let mut child = command.spawn().expect("the adk binary starts");
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    stdin
-        .write_all(input.as_bytes())
-        .await
-        .expect("stdin takes the input");
-    drop(stdin);
-    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .expect("adk finishes")
-        .expect("adk runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 #[tokio::test]

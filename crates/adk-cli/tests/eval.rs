@@ -2,26 +2,15 @@
 //! Completions format: the criteria beside the eval set, the per-case table, the result file, the
 //! exit code when a case fails, and the error for a malformed eval set.
 
+mod support;
+
 use std::path::Path;
 use std::process::Output;
 
 use adk_test::{MockResponse, MockServer};
 use serde_json::{Value, json};
+use support::completion;
 use tokio::process::Command;
-
-/// A whole Chat Completions answer with `message`.
-fn completion(message: Value, finish_reason: &str) -> MockResponse {
-    MockResponse::json(
-        200,
-        &json!({
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "mock-model",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-        }),
-    )
-}
 
 fn says(text: &str) -> MockResponse {
     completion(json!({"role": "assistant", "content": text}), "stop")

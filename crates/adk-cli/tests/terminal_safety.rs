@@ -1,41 +1,11 @@
 //! The `adk` terminal shows what models and tools say, so it must not let them drive the terminal,
 //! and it must not print a database password (review finding 20).
 
-use std::process::Stdio;
+mod support;
 
 use adk_test::{MockResponse, MockServer};
 use serde_json::json;
-use tokio::io::AsyncWriteExt as _;
-use tokio::process::Command;
-
-/// Runs `adk` with `args` and `input`, against `server` when given; returns stdout and stderr.
-async fn adk(server: Option<&MockServer>, args: &[&str], input: &str) -> (String, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_adk"));
-    command
-        .args(args)
-        .env_remove("GOOGLE_API_KEY")
-        .env_remove("GEMINI_API_KEY")
-        .env_remove("ADK_DATABASE_URL")
-        .env("ADK_NO_LOCAL_MODEL", "true")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(server) = server {
-        command
-            .env("OPENAI_BASE_URL", server.base_url())
-            .env("OPENAI_API_KEY", "test-key")
-            .env("OPENAI_MODEL", "mock-model");
-    }
-    let mut child = command.spawn().expect("the adk binary starts");
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    stdin.write_all(input.as_bytes()).await.unwrap();
-    drop(stdin);
-    let output = child.wait_with_output().await.expect("adk runs");
-    (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
+use support::adk;
 
 /// A streamed Chat Completions answer made of `deltas`.
 fn streamed(deltas: &[&str]) -> MockResponse {
@@ -83,14 +53,14 @@ async fn review_20_model_text_cannot_drive_the_terminal() {
         &["run", "quickstart", "--in-memory"][..],
         &["run", "quickstart", "--in-memory", "--no-stream"],
     ] {
-        let (stdout, stderr) = adk(Some(&server), args, "Hi\n\n").await;
+        let (_, stdout, stderr) = adk(Some(&server), args, "Hi\n\n").await;
         assert!(
             stdout.contains("Hello world!"),
             "stdout:\n{stdout}\nstderr:\n{stderr}"
         );
         assert!(!holds_terminal_control(&stdout), "{stdout:?}");
     }
-    let (_, stderr) = adk(
+    let (_, _, stderr) = adk(
         Some(&server),
         &["run", "quickstart", "--in-memory", "--no-stream"],
         "Hi\n\n",
@@ -106,7 +76,7 @@ async fn review_20_model_text_cannot_drive_the_terminal() {
 #[tokio::test]
 async fn review_20_a_password_holding_at_signs_is_not_printed() {
     let server = MockServer::start([]).await;
-    let (stdout, stderr) = adk(
+    let (_, stdout, stderr) = adk(
         Some(&server),
         // A scheme the command line refuses at once, naming the URL it was given.
         &[

@@ -1,5 +1,6 @@
-//! What the server tests of the `adk` binary share: starting `adk web` / `adk api_server` on a
-//! free port, finding its address in its banner, and stopping it with SIGTERM.
+//! What the tests of the `adk` binary share: running it on input against a loopback model,
+//! Chat Completions answers for that model, starting `adk web` / `adk api_server` on a free port,
+//! finding its address in its banner, and stopping it with SIGTERM.
 
 // Each test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
@@ -7,8 +8,72 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
+
+/// Runs `adk` with `args`, feeding `input`, against the loopback OpenAI-compatible `server` when
+/// given; returns its exit success, stdout and stderr.
+pub(crate) async fn adk(
+    server: Option<&adk_test::MockServer>,
+    args: &[&str],
+    input: &str,
+) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_adk"));
+    command
+        .args(args)
+        .env_remove("GOOGLE_API_KEY")
+        .env_remove("GEMINI_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ADK_PROVIDER")
+        .env_remove("ADK_MODEL")
+        .env_remove("ADK_DATABASE_URL")
+        // The local model has its own end-to-end tests; here an unconfigured model is an error.
+        .env("ADK_NO_LOCAL_MODEL", "true")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(server) = server {
+        command
+            .env("OPENAI_BASE_URL", server.base_url())
+            .env("OPENAI_API_KEY", "test-key")
+            .env("OPENAI_MODEL", "mock-model");
+    }
+    let mut child = command.spawn().expect("the adk binary starts");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    stdin
+        .write_all(input.as_bytes())
+        .await
+        .expect("stdin takes the input");
+    drop(stdin);
+    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("adk finishes")
+        .expect("adk runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A whole (not streamed) Chat Completions answer with `message`.
+pub(crate) fn completion(
+    message: serde_json::Value,
+    finish_reason: &str,
+) -> adk_test::MockResponse {
+    adk_test::MockResponse::json(
+        200,
+        &serde_json::json!({
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "mock-model",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }),
+    )
+}
 
 /// `adk api_server` serving the bundled apps with sessions in the PostgreSQL at `url`, against the
 /// loopback OpenAI-compatible `model`, in `dir`; `extra` adds flags.
