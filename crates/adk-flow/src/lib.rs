@@ -9,6 +9,7 @@ mod code_executor;
 mod flow;
 mod instruction_template;
 mod llm_agent;
+mod overflow;
 mod planner;
 mod plugin;
 mod processors;
@@ -25,6 +26,7 @@ pub use callbacks::{
 };
 pub use code_executor::{BuiltInCodeExecutor, CodeExecutor};
 pub use llm_agent::{IncludeContents, InstructionProvider, LlmAgent, LlmAgentBuilder};
+pub use overflow::{ContextCompactor, OverflowCompaction};
 pub use planner::{BuiltInPlanner, PlanReActPlanner, Planner};
 pub use plugin::{Plugin, Plugins};
 pub use processors::live_events::without_rewound;

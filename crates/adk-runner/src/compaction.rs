@@ -22,11 +22,14 @@ use std::fmt;
 use std::sync::Arc;
 
 use adk_core::{
-    Content, Error, ErrorKind, Event, EventActions, EventCompaction, FunctionCallId, InvocationId,
-    Llm, LlmRequest, PartData, Result, Role,
+    Clock, Content, Error, ErrorKind, Event, EventActions, EventCompaction, FunctionCallId, IdGen,
+    InvocationContext, InvocationId, Llm, LlmRequest, PartData, Result, Role, SessionService,
 };
+use adk_flow::ContextCompactor;
 use async_trait::async_trait;
 use futures::StreamExt as _;
+
+use crate::persist::persist_event;
 
 /// Turns a range of events into the content that stands for them.
 ///
@@ -264,6 +267,33 @@ impl CompactionConfig {
         Some(window.into_iter().cloned().collect())
     }
 
+    /// The events an overflow compaction summarizes (a request of invocation `current` was longer
+    /// than the model's context window), copied: every event since the last compaction that came
+    /// before `current` began, the previous summary first; `None` when there is none. The
+    /// invocation's own events stay, so the model still sees the message it answers.
+    pub fn overflow_window(&self, events: &[Event], current: &InvocationId) -> Option<Vec<Event>> {
+        let live = adk_flow::without_rewound(events);
+        let latest = latest_compaction(&live);
+        let compacted_until = latest.map_or(f64::NEG_INFINITY, |(_, end)| end);
+        let candidates: Vec<&Event> = live
+            .iter()
+            .copied()
+            .filter(|event| event.actions.compaction.is_none() && event.timestamp > compacted_until)
+            .collect();
+        let split = candidates
+            .iter()
+            .position(|event| &event.invocation_id == current)
+            .unwrap_or(candidates.len());
+        let mut window = self_contained(&candidates[..split]);
+        if window.is_empty() {
+            return None;
+        }
+        if let Some((summary, _)) = latest {
+            window.insert(0, summary);
+        }
+        Some(window.into_iter().cloned().collect())
+    }
+
     /// The compaction event that summarizes `window` (from [`window`](Self::window)), or `None`
     /// when the summarizer has nothing to say. Its id, invocation id and timestamp are the
     /// caller's to set; its author is `user`, as ADK Python writes it.
@@ -367,6 +397,38 @@ impl CompactionConfig {
             .filter(|event| event.actions.compaction.is_none())
             .collect();
         Some(self_contained(&window))
+    }
+}
+
+/// The runner's answer to a request that overflowed the model's context window: an overflow
+/// compaction of the invocation's session, stored now (see
+/// [`adk_flow::ContextCompactor`]).
+pub(crate) struct OverflowCompactor {
+    pub(crate) config: CompactionConfig,
+    pub(crate) sessions: Arc<dyn SessionService>,
+    pub(crate) ids: Arc<dyn IdGen>,
+    pub(crate) clock: Arc<dyn Clock>,
+}
+
+#[async_trait]
+impl ContextCompactor for OverflowCompactor {
+    async fn compact_now(&self, ctx: &InvocationContext) -> Result<bool> {
+        // The window is copied under the session lock, which is not held while the summary is
+        // written.
+        let Some(window) = self
+            .config
+            .overflow_window(&ctx.session().events, ctx.invocation_id())
+        else {
+            return Ok(false);
+        };
+        let Some(mut event) = self.config.summarize(&window).await? else {
+            return Ok(false);
+        };
+        event.id = self.ids.event_id();
+        event.invocation_id = self.ids.invocation_id();
+        event.timestamp = self.clock.now();
+        persist_event(&self.sessions, ctx, &event).await?;
+        Ok(true)
     }
 }
 

@@ -11,14 +11,14 @@ use adk_core::{
     InvocationId, MemoryService, Part, PartData, Result, Role, RunConfig, Session, SessionId,
     SessionKey, SessionService, SystemClock, USER_AUTHOR, UuidIdGen,
 };
-use adk_flow::{LlmAgent, Plugin, Plugins, ToolStateScopes};
+use adk_flow::{LlmAgent, OverflowCompaction, Plugin, Plugins, ToolStateScopes};
 use async_stream::try_stream;
 use futures::{Stream, StreamExt as _};
 use serde_json::{Map, Value};
 
 use crate::agent_to_run::agent_to_run;
 use crate::client_state::ClientStateScopes;
-use crate::compaction::CompactionConfig;
+use crate::compaction::{CompactionConfig, OverflowCompactor};
 use crate::credentials;
 use crate::persist::{persist_event, persist_with_stored_copy};
 use crate::resume::{self, Continuation};
@@ -50,6 +50,8 @@ struct Inner {
     ids: Arc<dyn IdGen>,
     clock: Arc<dyn Clock>,
     compaction: Option<CompactionConfig>,
+    /// Compaction on a context overflow, for the flow: set when `compaction` is.
+    overflow: OverflowCompaction,
 }
 
 impl Runner {
@@ -442,7 +444,8 @@ impl Inner {
             .clock(self.clock.clone())
             .resumable(self.resumable)
             .invocation_data(self.plugins.clone())
-            .invocation_data(self.tool_state);
+            .invocation_data(self.tool_state)
+            .invocation_data(self.overflow.clone());
         if let Some(content) = user_content {
             builder = builder.user_content(content);
         }
@@ -767,7 +770,6 @@ impl RunnerBuilder {
             inner: Arc::new(Inner {
                 app_name: self.app_name,
                 tree,
-                sessions,
                 artifacts: self.artifacts,
                 memory: self.memory,
                 plugins: Plugins::new(self.plugins),
@@ -775,6 +777,18 @@ impl RunnerBuilder {
                 resumable: self.resumable,
                 client_state: self.client_state,
                 tool_state: self.tool_state,
+                overflow: self.compaction.clone().map_or_else(
+                    OverflowCompaction::default,
+                    |config| {
+                        OverflowCompaction::new(Arc::new(OverflowCompactor {
+                            config,
+                            sessions: sessions.clone(),
+                            ids: self.ids.clone(),
+                            clock: self.clock.clone(),
+                        }))
+                    },
+                ),
+                sessions,
                 ids: self.ids,
                 clock: self.clock,
                 compaction: self.compaction,

@@ -310,3 +310,109 @@ async fn the_llm_summarizer_asks_its_model_with_the_events_rendered() {
     "#]]
     .assert_eq(&contents(&model.requests()[0]));
 }
+
+/// A runner whose compaction never triggers after an invocation, so that only an overflow
+/// compacts.
+fn overflow_only(model: &ScriptedModel, summarizer: Arc<ScriptedSummarizer>) -> Runner {
+    runner(Arc::new(agent("agent", model).build().unwrap()))
+        .compaction(CompactionConfig::new(summarizer).sliding_window(1_000, 0))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_context_overflow_compacts_the_history_once_and_the_call_is_retried() {
+    let model = ScriptedModel::new("m")
+        .then_text("a1")
+        .then_fail_with(ErrorKind::ContextOverflow, "the prompt is too long")
+        .then_text("a2");
+    let summarizer = Arc::new(ScriptedSummarizer::default());
+    let runner = overflow_only(&model, summarizer.clone());
+    assert!(run(&runner, "q1").await.error.is_none());
+
+    let outcome = run(&runner, "q2").await;
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    assert_eq!(text_of(outcome.last()), "a2");
+    // The overflowing request held the whole history; the retry holds the summary of the earlier
+    // invocation and this invocation's message.
+    let requests = model.requests();
+    expect![[r#"
+        User: q1
+        Model: a1
+        User: q2
+    "#]]
+    .assert_eq(&contents(&requests[1]));
+    expect![[r#"
+        Model: summary of [q1 | a1]
+        User: q2
+    "#]]
+    .assert_eq(&contents(&requests[2]));
+    assert_eq!(*summarizer.windows.lock(), [2]);
+    expect![[r#"
+        user 0..1: summary of [q1 | a1]
+    "#]]
+    .assert_eq(&compactions(&stored(&runner).await));
+}
+
+#[tokio::test]
+async fn a_second_overflow_after_compacting_is_a_typed_error() {
+    let model = ScriptedModel::new("m")
+        .then_text("a1")
+        .then_fail_with(ErrorKind::ContextOverflow, "the prompt is too long")
+        .then_fail_with(ErrorKind::ContextOverflow, "the prompt is still too long");
+    let summarizer = Arc::new(ScriptedSummarizer::default());
+    let runner = overflow_only(&model, summarizer.clone());
+    assert!(run(&runner, "q1").await.error.is_none());
+
+    let outcome = run(&runner, "q2").await;
+    let error = outcome.error.expect("the second overflow ends the run");
+    assert_eq!(error.kind(), ErrorKind::ContextOverflow);
+    assert!(
+        error.to_string().contains("even after compacting"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("still too long"), "{error}");
+    // One compaction, one retry: the model was asked three times in all.
+    assert_eq!(*summarizer.windows.lock(), [2]);
+    assert_eq!(model.remaining(), 0);
+    assert_eq!(model.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn an_overflow_with_nothing_before_the_invocation_is_a_typed_error_at_once() {
+    let model = ScriptedModel::new("m")
+        .then_fail_with(ErrorKind::ContextOverflow, "the prompt is too long");
+    let summarizer = Arc::new(ScriptedSummarizer::default());
+    let runner = overflow_only(&model, summarizer.clone());
+
+    let error = run(&runner, "q1")
+        .await
+        .error
+        .expect("the overflow ends the run");
+    assert_eq!(error.kind(), ErrorKind::ContextOverflow);
+    assert!(
+        error.to_string().contains("even after compacting"),
+        "{error}"
+    );
+    assert!(summarizer.windows.lock().is_empty());
+    assert_eq!(model.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn without_compaction_an_overflow_passes_on_unchanged() {
+    let model = ScriptedModel::new("m")
+        .then_fail_with(ErrorKind::ContextOverflow, "the prompt is too long");
+    let runner = runner(Arc::new(agent("agent", &model).build().unwrap()))
+        .build()
+        .unwrap();
+    let error = run(&runner, "q1")
+        .await
+        .error
+        .expect("the overflow ends the run");
+    assert_eq!(error.kind(), ErrorKind::ContextOverflow);
+    assert!(
+        !error.to_string().contains("even after compacting"),
+        "{error}"
+    );
+    assert_eq!(model.requests().len(), 1);
+}

@@ -104,6 +104,7 @@ impl Error {
     }
 
     /// A value the storage cannot hold, met while doing `what`.
+    #[cfg(feature = "postgres")]
     pub(crate) fn unstorable(what: impl std::fmt::Display, why: &str) -> Self {
         Self::new(
             ErrorKind::Unstorable,
@@ -112,6 +113,7 @@ impl Error {
     }
 
     /// Appending an event whose id the session holds already.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn duplicate_event(key: &SessionKey, event_id: &str) -> Self {
         Self::new(
             ErrorKind::AlreadyExists,

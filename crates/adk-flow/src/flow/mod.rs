@@ -26,6 +26,7 @@ use futures::StreamExt as _;
 use tracing::Instrument as _;
 
 use crate::LlmAgent;
+use crate::overflow::OverflowCompaction;
 use crate::processors;
 
 pub(crate) use function_calls::{
@@ -133,11 +134,35 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
         }
 
         let callback_ctx = CallbackContext::new(ctx.clone());
-        // The step's `call_llm` span covers the model call and what its answer leads to: the
-        // tool calls and the agent transferred to, as in ADK.
-        let call_llm_span = adk_telemetry::call_llm_span(&ctx, &request);
-        let mut responses =
-            model_call::call_llm(&step, &callback_ctx, request).in_span(call_llm_span.clone());
+        let mut compacted = false;
+        let (call_llm_span, first, responses) = loop {
+            // The step's `call_llm` span covers the model call and what its answer leads to: the
+            // tool calls and the agent transferred to, as in ADK.
+            let call_llm_span = adk_telemetry::call_llm_span(&ctx, &request);
+            let mut responses = model_call::call_llm(&step, &callback_ctx, request.clone())
+                .in_span(call_llm_span.clone());
+            let overflow = match responses.next().await {
+                Some(Err(error)) if error.kind() == ErrorKind::ContextOverflow => error,
+                first => break (call_llm_span, first, responses),
+            };
+            if compacted {
+                Err::<(), _>(still_overflowing(overflow))?;
+                return;
+            }
+            // The request is longer than the model's context window: summarize the history once
+            // and ask again with the shorter request.
+            let Some(compactor) = OverflowCompaction::of(&ctx) else {
+                break (call_llm_span, Some(Err(overflow)), responses);
+            };
+            drop(responses);
+            if !compactor.compact_now(&ctx).await? {
+                Err::<(), _>(still_overflowing(overflow))?;
+                return;
+            }
+            compacted = true;
+            request = processors::rebuild_request(&mut step).await?;
+        };
+        let mut responses = futures::stream::iter(first).chain(responses);
         while let Some(response) = responses.next().await {
             let mut response =
                 response.inspect_err(|error| adk_telemetry::record_error(&call_llm_span, error))?;
@@ -202,6 +227,20 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             }
         }
     })
+}
+
+/// The error of a request that overflows the model's context window although the history was
+/// compacted (or has nothing left to compact).
+fn still_overflowing(cause: Error) -> Error {
+    Error::new(
+        ErrorKind::ContextOverflow,
+        format!(
+            "the request is longer than the model's context window even after compacting the \
+             session's history; shorten the instruction, the tools' results or the message, or \
+             use a model with a larger window: {cause}"
+        ),
+    )
+    .with_source(cause)
 }
 
 /// A response with nothing to show or record (a keep-alive chunk, say) makes no event.

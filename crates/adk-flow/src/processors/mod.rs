@@ -58,6 +58,15 @@ pub(crate) async fn preprocess(step: &mut Step, request: &mut LlmRequest) -> Res
     Ok(())
 }
 
+/// A request built afresh for a step whose tools are collected already: the `basic` processor,
+/// then those from `instructions` on (after the history changed, say).
+pub(crate) async fn rebuild_request(step: &mut Step) -> Result<LlmRequest> {
+    let mut request = LlmRequest::default();
+    basic::process(step, &mut request);
+    preprocess(step, &mut request).await?;
+    Ok(request)
+}
+
 /// The response processors; they may emit events of their own (code execution results).
 pub(crate) async fn postprocess(step: &Step, response: &mut LlmResponse) -> Result<Vec<Event>> {
     nl_planning::process_response(step, response);
