@@ -24,7 +24,7 @@ use adk_core::SessionService;
 use adk_flow::LlmAgent;
 use adk_model::{OpenAiModel, RetryPolicy};
 use adk_runner::Runner;
-use adk_server::Server;
+use adk_server::{Server, ServerConfig};
 use adk_session::SqliteSessionService;
 use adk_test::{MockResponse, MockServer};
 use futures::StreamExt as _;
@@ -73,7 +73,14 @@ async fn serve(model_url: &str) {
         .session_service(sessions)
         .build()
         .expect("a runner");
-    let server = Server::builder().app(runner).build().expect("a server");
+    // The benchmark measures how many streams one server holds, so the run limit (64 by default,
+    // the backpressure a deployment wants) is lifted above the largest round.
+    let config = ServerConfig::default().max_concurrent_runs(2 * CONCURRENCY[2]);
+    let server = Server::builder()
+        .app(runner)
+        .config(config)
+        .build()
+        .expect("a server");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");
