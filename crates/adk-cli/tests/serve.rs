@@ -5,21 +5,10 @@ mod support;
 
 use std::time::Duration;
 
-use adk_test::{MockResponse, MockServer};
+use adk_test::MockServer;
 use serde_json::{Value, json};
-use support::serve;
+use support::{completion, json_answer, serve};
 use tokio::process::Command;
-
-/// A whole Chat Completions answer with `message`.
-fn completion(message: Value, finish_reason: &str) -> MockResponse {
-    MockResponse::json(
-        200,
-        &json!({
-            "id": "c1", "object": "chat.completion", "created": 1, "model": "mock-model",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-        }),
-    )
-}
 
 /// `adk` with `args` against the loopback `model`.
 fn adk_on(model: &MockServer, args: &[&str]) -> Command {
@@ -56,14 +45,7 @@ async fn api_server_serves_every_bundled_agent_and_stops_on_sigterm() {
         served.banner
     );
     let client = reqwest::Client::new();
-    let apps: Value = client
-        .get(format!("{}/list-apps", served.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let apps: Value = json_answer(client.get(format!("{}/list-apps", served.base))).await;
     assert_eq!(
         apps,
         json!([
@@ -92,18 +74,12 @@ async fn api_server_serves_every_bundled_agent_and_stops_on_sigterm() {
         .await
         .unwrap();
     assert_eq!(created.status(), 200);
-    let events: Vec<Value> = client
-        .post(format!("{}/run", served.base))
-        .json(&json!({
+    let events: Vec<Value> =
+        json_answer(client.post(format!("{}/run", served.base)).json(&json!({
             "appName": "quickstart", "userId": "ada", "sessionId": "s1",
             "newMessage": {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
-        }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        })))
+        .await;
     let summary: Vec<String> = events
         .iter()
         .map(|event| event["content"]["parts"][0].to_string())
@@ -161,31 +137,18 @@ async fn a2a_serves_one_agent_with_its_card_and_json_rpc() {
         served.banner
     );
     let client = reqwest::Client::new();
-    let card: Value = client
-        .get(format!("{}/.well-known/agent-card.json", served.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value =
+        json_answer(client.get(format!("{}/.well-known/agent-card.json", served.base))).await;
     assert_eq!(card["name"], "weather_agent");
     assert_eq!(card["url"], format!("{}/", served.base));
-    let answer: Value = client
-        .post(format!("{}/", served.base))
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 1, "method": "message/send",
-            "params": {"message": {
-                "kind": "message", "messageId": "m1", "role": "user",
-                "parts": [{"kind": "text", "text": "Hello"}],
-            }},
-        }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let answer: Value = json_answer(client.post(format!("{}/", served.base)).json(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "message/send",
+        "params": {"message": {
+            "kind": "message", "messageId": "m1", "role": "user",
+            "parts": [{"kind": "text", "text": "Hello"}],
+        }},
+    })))
+    .await;
     assert_eq!(answer["result"]["status"]["state"], "completed", "{answer}");
     assert!(
         answer.to_string().contains("Hello from the quickstart."),

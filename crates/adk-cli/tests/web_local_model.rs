@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use adk_test::browser::Browser;
 use serde_json::Value;
-use support::serve;
+use support::{json_answer, serve};
 use tokio::process::Command;
 
 /// The first start builds llama.cpp (minutes on 2 cores); a guard against a hang, not a bound.
@@ -19,25 +19,13 @@ const PATIENCE: Duration = Duration::from_secs(300);
 
 /// The final text answers of `app`'s sessions for the dev UI's user, as the API gives them.
 async fn answers(client: &reqwest::Client, base: &str, app: &str) -> Vec<String> {
-    let sessions: Vec<Value> = client
-        .get(format!("{base}/apps/{app}/users/user/sessions"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let sessions: Vec<Value> =
+        json_answer(client.get(format!("{base}/apps/{app}/users/user/sessions"))).await;
     let mut answers = Vec::new();
     for session in sessions {
         let id = session["id"].as_str().unwrap();
-        let session: Value = client
-            .get(format!("{base}/apps/{app}/users/user/sessions/{id}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let session: Value =
+            json_answer(client.get(format!("{base}/apps/{app}/users/user/sessions/{id}"))).await;
         for event in session["events"].as_array().unwrap() {
             let text = event["content"]["parts"][0]["text"].as_str().unwrap_or("");
             if event["author"] != "user" && event["partial"] != true && !text.trim().is_empty() {

@@ -7,23 +7,11 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use adk_test::{MockResponse, MockServer};
+use adk_test::MockServer;
 use serde_json::{Value, json};
-use support::serve;
+use support::{chat_answer, json_answer, serve};
 use tokio::io::AsyncWriteExt as _;
 use tokio::process::Command;
-
-/// A whole Chat Completions answer saying `text`.
-fn answer(text: &str) -> MockResponse {
-    MockResponse::json(
-        200,
-        &json!({
-            "id": "c1", "object": "chat.completion", "created": 1, "model": "mock-model",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                "message": {"role": "assistant", "content": text}}],
-        }),
-    )
-}
 
 /// `adk` with `args` in `dir`, against the loopback `model`.
 fn adk(dir: &Path, model: &MockServer, args: &[&str]) -> Command {
@@ -44,7 +32,7 @@ fn adk(dir: &Path, model: &MockServer, args: &[&str]) -> Command {
 #[tokio::test]
 async fn a_created_yaml_agent_runs_in_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
-    let model = MockServer::start([answer("Hello from YAML.")]).await;
+    let model = MockServer::start([chat_answer("Hello from YAML.")]).await;
     let created = adk(
         dir.path(),
         &model,
@@ -119,21 +107,14 @@ async fn api_server_serves_a_folder_of_yaml_agents_beside_the_bundled_ones() {
         )
         .unwrap();
     }
-    let model = MockServer::start([answer("Roses are red.")]).await;
+    let model = MockServer::start([chat_answer("Roses are red.")]).await;
     let served = serve(
         adk(dir.path(), &model, &["api_server", "."]),
         Duration::from_secs(120),
     )
     .await;
     let client = reqwest::Client::new();
-    let apps: Value = client
-        .get(format!("{}/list-apps", served.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let apps: Value = json_answer(client.get(format!("{}/list-apps", served.base))).await;
     let apps: Vec<&str> = apps
         .as_array()
         .unwrap()
@@ -151,18 +132,12 @@ async fn api_server_serves_a_folder_of_yaml_agents_beside_the_bundled_ones() {
         .send()
         .await
         .unwrap();
-    let events: Vec<Value> = client
-        .post(format!("{}/run", served.base))
-        .json(&json!({
+    let events: Vec<Value> =
+        json_answer(client.post(format!("{}/run", served.base)).json(&json!({
             "appName": "poet", "userId": "ada", "sessionId": "s1",
             "newMessage": {"role": "user", "parts": [{"text": "A poem, please."}]},
-        }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        })))
+        .await;
     assert_eq!(events[0]["author"], "poet");
     assert_eq!(events[0]["content"]["parts"][0]["text"], "Roses are red.");
     assert!(

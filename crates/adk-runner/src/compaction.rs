@@ -273,25 +273,13 @@ impl CompactionConfig {
     /// invocation's own events stay, so the model still sees the message it answers.
     pub fn overflow_window(&self, events: &[Event], current: &InvocationId) -> Option<Vec<Event>> {
         let live = adk_flow::without_rewound(events);
-        let latest = latest_compaction(&live);
-        let compacted_until = latest.map_or(f64::NEG_INFINITY, |(_, end)| end);
-        let candidates: Vec<&Event> = live
-            .iter()
-            .copied()
-            .filter(|event| event.actions.compaction.is_none() && event.timestamp > compacted_until)
-            .collect();
+        let (latest, candidates) = since_last_compaction(&live);
         let split = candidates
             .iter()
             .position(|event| &event.invocation_id == current)
             .unwrap_or(candidates.len());
-        let mut window = self_contained(&candidates[..split]);
-        if window.is_empty() {
-            return None;
-        }
-        if let Some((summary, _)) = latest {
-            window.insert(0, summary);
-        }
-        Some(window.into_iter().cloned().collect())
+        let window = after_summary(latest, self_contained(&candidates[..split]));
+        (!window.is_empty()).then(|| window.into_iter().cloned().collect())
     }
 
     /// The compaction event that summarizes `window` (from [`window`](Self::window)), or `None`
@@ -333,13 +321,7 @@ impl CompactionConfig {
         if prompt_tokens(live) < u64::from(threshold) {
             return None;
         }
-        let latest = latest_compaction(live);
-        let compacted_until = latest.map_or(f64::NEG_INFINITY, |(_, end)| end);
-        let candidates: Vec<&Event> = live
-            .iter()
-            .copied()
-            .filter(|event| event.actions.compaction.is_none() && event.timestamp > compacted_until)
-            .collect();
+        let (latest, candidates) = since_last_compaction(live);
         if candidates.len() <= retention {
             return None;
         }
@@ -348,13 +330,7 @@ impl CompactionConfig {
         while split > 0 && candidates[split].function_responses().next().is_some() {
             split -= 1;
         }
-        let mut window = self_contained(&candidates[..split]);
-        if let Some((summary, _)) = latest
-            && !window.is_empty()
-        {
-            window.insert(0, summary);
-        }
-        Some(window)
+        Some(after_summary(latest, self_contained(&candidates[..split])))
     }
 
     /// The events a sliding-window compaction summarizes, when enough invocations ended since the
@@ -449,6 +425,33 @@ fn latest_compaction<'e>(live: &[&'e Event]) -> Option<(&'e Event, f64)> {
         let compaction = event.actions.compaction.as_ref()?;
         Some((*event, compaction.end_timestamp))
     })
+}
+
+/// The latest compaction event of `live` with the end of its range, and the events it does not
+/// cover (compaction events left out), in order.
+fn since_last_compaction<'e>(live: &[&'e Event]) -> (Option<(&'e Event, f64)>, Vec<&'e Event>) {
+    let latest = latest_compaction(live);
+    let compacted_until = latest.map_or(f64::NEG_INFINITY, |(_, end)| end);
+    let candidates = live
+        .iter()
+        .copied()
+        .filter(|event| event.actions.compaction.is_none() && event.timestamp > compacted_until)
+        .collect();
+    (latest, candidates)
+}
+
+/// `window` with the previous summary in front, when there is one and the window is not empty:
+/// the new summary takes the old one over.
+fn after_summary<'e>(
+    latest: Option<(&'e Event, f64)>,
+    mut window: Vec<&'e Event>,
+) -> Vec<&'e Event> {
+    if let Some((summary, _)) = latest
+        && !window.is_empty()
+    {
+        window.insert(0, summary);
+    }
+    window
 }
 
 /// The longest prefix of `window` in which every function call is answered: a summary must not

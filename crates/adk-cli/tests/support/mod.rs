@@ -75,6 +75,20 @@ pub(crate) fn completion(
     )
 }
 
+/// Sends a request to a server under test and reads its JSON answer, failing the test on a
+/// transport error or a body that is not the JSON expected.
+pub(crate) async fn json_answer<T: serde::de::DeserializeOwned>(
+    request: reqwest::RequestBuilder,
+) -> T {
+    request
+        .send()
+        .await
+        .expect("the server answers")
+        .json()
+        .await
+        .expect("the answer is the JSON expected")
+}
+
 /// `adk api_server` serving the bundled apps with sessions in the PostgreSQL at `url`, against the
 /// loopback OpenAI-compatible `model`, in `dir`; `extra` adds flags.
 pub(crate) fn api_server_on_postgres(
@@ -97,13 +111,9 @@ pub(crate) fn api_server_on_postgres(
 
 /// A whole Chat Completions answer saying `text`, as the loopback model sends it.
 pub(crate) fn chat_answer(text: &str) -> adk_test::MockResponse {
-    adk_test::MockResponse::json(
-        200,
-        &serde_json::json!({
-            "id": "c1", "object": "chat.completion", "created": 1, "model": "mock-model",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                "message": {"role": "assistant", "content": text}}],
-        }),
+    completion(
+        serde_json::json!({"role": "assistant", "content": text}),
+        "stop",
     )
 }
 
