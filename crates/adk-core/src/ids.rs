@@ -131,7 +131,7 @@ pub trait IdGen: Send + Sync + fmt::Debug {
 
     /// A fresh invocation id, `e-<uuid>`.
     fn invocation_id(&self) -> InvocationId {
-        InvocationId(format!("{INVOCATION_ID_PREFIX}{}", self.new_uuid()))
+        InvocationId(prefixed(INVOCATION_ID_PREFIX, &self.new_uuid()))
     }
 
     /// A fresh event id.
@@ -141,10 +141,7 @@ pub trait IdGen: Send + Sync + fmt::Debug {
 
     /// A fresh client-side function-call id, `adk-<uuid>`.
     fn function_call_id(&self) -> FunctionCallId {
-        FunctionCallId(format!(
-            "{CLIENT_FUNCTION_CALL_ID_PREFIX}{}",
-            self.new_uuid()
-        ))
+        FunctionCallId(prefixed(CLIENT_FUNCTION_CALL_ID_PREFIX, &self.new_uuid()))
     }
 
     /// A fresh session id.
@@ -153,13 +150,26 @@ pub trait IdGen: Send + Sync + fmt::Debug {
     }
 }
 
+/// `prefix` then `id`, in one allocation.
+fn prefixed(prefix: &str, id: &str) -> String {
+    let mut prefixed = String::with_capacity(prefix.len() + id.len());
+    prefixed.push_str(prefix);
+    prefixed.push_str(id);
+    prefixed
+}
+
 /// Random uuid4 ids, as ADK Python makes them.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct UuidIdGen;
 
 impl IdGen for UuidIdGen {
     fn new_uuid(&self) -> String {
-        uuid::Uuid::new_v4().to_string()
+        // Written straight into a buffer: `to_string` goes through the formatting machinery.
+        let mut buffer = uuid::Uuid::encode_buffer();
+        uuid::Uuid::new_v4()
+            .hyphenated()
+            .encode_lower(&mut buffer)
+            .to_owned()
     }
 }
 

@@ -243,7 +243,9 @@ impl Transport {
         if body.len() > limit {
             return Err(too_large());
         }
-        Ok(String::from_utf8_lossy(&body).into_owned())
+        // Valid UTF-8 (the rule) becomes the text without a copy.
+        Ok(String::from_utf8(body)
+            .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned()))
     }
 
     /// The largest one event of a streamed answer may be.

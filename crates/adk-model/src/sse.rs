@@ -1,23 +1,32 @@
-//! Server-sent events: a response byte stream turned into the `data` payloads of its events, with
-//! the maintained `eventsource-stream` parser (LF or CRLF line ends, comment lines skipped), and a
-//! cap on the size of one event so that a server cannot make the client buffer without end (a
-//! line that never ends, an event that never closes).
+//! Server-sent events: a response byte stream turned into the `data` payloads of its events, as
+//! the SSE standard reads them (LF, CR or CRLF line ends, comment lines skipped, one space after
+//! the colon dropped, the data lines of an event joined by LF), with a cap on the size of one
+//! event so that a server cannot make the client buffer without end (a line that never ends, an
+//! event that never closes).
+//!
+//! The parser is written for this one job: it finds line ends with `memchr`, copies only the data
+//! it keeps, and knows nothing of event types, ids or retry times, which model streams do not use.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use eventsource_stream::{EventStreamError, Eventsource as _};
-use futures::{Stream, StreamExt as _};
+use futures::Stream;
 
 use crate::error::{Error, ErrorKind};
 
 /// The default of the builders' `max_event_bytes`: the largest one SSE event may be, 16 MiB.
 pub(crate) const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
+/// The byte order mark a stream may start with, which the standard says to skip.
+const BOM: &[u8] = "\u{feff}".as_bytes();
+
 /// The `data` payloads of the SSE events in `bytes`, in order. Comment lines (`: ...`) and events
-/// without data are skipped; a transport failure mid-stream becomes [`ErrorKind::StreamCut`]
-/// ([`ErrorKind::Timeout`] when the deadline passed), and an event longer than `max_event_bytes`
-/// (its lines together, line ends excluded) ends the stream with [`ErrorKind::ResponseTooLarge`].
+/// without data are skipped, as is an event the stream ends inside; a transport failure
+/// mid-stream becomes [`ErrorKind::StreamCut`] ([`ErrorKind::Timeout`] when the deadline passed),
+/// an event longer than `max_event_bytes` (its lines together, line ends excluded) ends the
+/// stream with [`ErrorKind::ResponseTooLarge`], and data that is not UTF-8 with
+/// [`ErrorKind::Decode`].
 pub fn sse_data<S, B, E>(
     bytes: S,
     max_event_bytes: usize,
@@ -27,150 +36,213 @@ where
     B: AsRef<[u8]> + Send,
     E: std::error::Error + Send + Sync + 'static,
 {
-    EventSizeLimit::new(bytes, max_event_bytes)
-        .eventsource()
-        .filter_map(|event| {
-            std::future::ready(match event {
-                Ok(event) if event.data.is_empty() => None,
-                Ok(event) => Some(Ok(event.data)),
-                Err(error) => Some(Err(stream_error(error))),
-            })
-        })
-}
-
-/// A failure of the byte stream under an [`EventSizeLimit`].
-#[derive(Debug, thiserror::Error)]
-enum LimitedError<E> {
-    #[error(transparent)]
-    Transport(E),
-    #[error("one event of the stream passed {limit} bytes")]
-    EventTooLarge { limit: usize },
+    SseData {
+        inner: bytes,
+        parser: Parser::new(max_event_bytes),
+        ready: VecDeque::new(),
+        ended: false,
+    }
 }
 
 pin_project_lite::pin_project! {
-    /// Passes the chunks of a byte stream through while counting the bytes of the event being
-    /// read; past the limit it yields [`LimitedError::EventTooLarge`] and ends.
-    struct EventSizeLimit<S> {
+    /// The stream [`sse_data`] returns.
+    struct SseData<S> {
         #[pin]
         inner: S,
-        limit: usize,
-        event_bytes: usize,
-        line_bytes: usize,
-        after_cr: bool,
-        failed: bool,
+        parser: Parser,
+        ready: VecDeque<Result<String, Error>>,
+        ended: bool,
     }
 }
 
-impl<S> EventSizeLimit<S> {
-    fn new(inner: S, limit: usize) -> Self {
-        Self {
-            inner,
-            limit,
-            event_bytes: 0,
-            line_bytes: 0,
-            after_cr: false,
-            failed: false,
-        }
-    }
-}
-
-impl<S, B, E> Stream for EventSizeLimit<S>
+impl<S, B, E> Stream for SseData<S>
 where
     S: Stream<Item = Result<B, E>>,
     B: AsRef<[u8]>,
+    E: std::error::Error + Send + Sync + 'static,
 {
-    type Item = Result<B, LimitedError<E>>;
+    type Item = Result<String, Error>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.project();
-        if *this.failed {
-            return Poll::Ready(None);
-        }
-        let chunk = match this.inner.poll_next(cx) {
-            Poll::Ready(Some(Ok(chunk))) => chunk,
-            Poll::Ready(Some(Err(error))) => {
-                return Poll::Ready(Some(Err(LimitedError::Transport(error))));
+        let mut this = self.project();
+        loop {
+            if let Some(item) = this.ready.pop_front() {
+                return Poll::Ready(Some(item));
             }
-            Poll::Ready(None) => return Poll::Ready(None),
-            Poll::Pending => return Poll::Pending,
-        };
-        // An event ends at an empty line; a line ends at LF, CR or CRLF. The line ends are found
-        // with `memchr`, so the bytes between them are counted in bulk.
-        let bytes = chunk.as_ref();
-        let mut start = 0;
-        for end in memchr::memchr2_iter(b'\n', b'\r', bytes) {
-            let text = end - start;
-            if text > 0 {
-                *this.line_bytes += text;
-                *this.event_bytes += text;
-                *this.after_cr = false;
+            if *this.ended {
+                return Poll::Ready(None);
             }
-            start = end + 1;
-            if bytes[end] == b'\n' && *this.after_cr {
-                // The LF of a CRLF: the CR ended the line.
-                *this.after_cr = false;
-                continue;
+            match this.inner.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(chunk))) => {
+                    if let Err(error) = this.parser.push(chunk.as_ref(), this.ready) {
+                        this.ready.push_back(Err(error));
+                        *this.ended = true;
+                    }
+                }
+                Poll::Ready(Some(Err(error))) => {
+                    this.ready.push_back(Err(transport_error(error)));
+                    *this.ended = true;
+                }
+                // An event the stream ends inside was never complete: it is dropped, as the
+                // standard says.
+                Poll::Ready(None) => *this.ended = true,
+                Poll::Pending => return Poll::Pending,
             }
-            if *this.line_bytes == 0 {
-                *this.event_bytes = 0;
-            }
-            *this.line_bytes = 0;
-            *this.after_cr = bytes[end] == b'\r';
         }
-        let rest = bytes.len() - start;
-        if rest > 0 {
-            *this.line_bytes += rest;
-            *this.event_bytes += rest;
-            *this.after_cr = false;
-        }
-        if *this.event_bytes > *this.limit {
-            *this.failed = true;
-            return Poll::Ready(Some(Err(LimitedError::EventTooLarge {
-                limit: *this.limit,
-            })));
-        }
-        Poll::Ready(Some(Ok(chunk)))
     }
 }
 
-fn stream_error<E: std::error::Error + Send + Sync + 'static>(
-    error: EventStreamError<LimitedError<E>>,
-) -> Error {
-    match error {
-        EventStreamError::Transport(LimitedError::EventTooLarge { limit }) => Error::new(
-            ErrorKind::ResponseTooLarge { limit },
-            format!(
-                "one event of the response stream passed {limit} bytes (the builder's \
-                 `max_event_bytes`); the server may be broken or hostile, or raise the limit"
-            ),
-        ),
-        EventStreamError::Transport(LimitedError::Transport(error)) => {
-            let timed_out = (&error as &dyn std::error::Error)
-                .downcast_ref::<reqwest::Error>()
-                .is_some_and(reqwest::Error::is_timeout);
-            if timed_out {
-                Error::new(
-                    ErrorKind::Timeout,
-                    format!("the response stream passed the timeout: {error}; raise the builder's `timeout`"),
-                )
-                .with_source(error)
-            } else {
-                Error::new(
-                    ErrorKind::StreamCut,
-                    format!("the response stream broke before the model finished: {error}; retry the call"),
-                )
-                .with_source(error)
-            }
+/// What the parser holds between chunks: the line being read, the data of the event being read.
+#[derive(Debug)]
+struct Parser {
+    limit: usize,
+    /// The start of a line cut by a chunk's end.
+    line: Vec<u8>,
+    /// The event's data so far, its lines joined by LF.
+    data: Vec<u8>,
+    /// Whether the event has a data line yet (an empty one counts).
+    has_data: bool,
+    /// The bytes of the event's lines so far, line ends excluded.
+    event_bytes: usize,
+    /// Whether the last byte seen was a CR, so that an LF right after it ends no line.
+    after_cr: bool,
+    /// Whether the stream's first bytes were seen (for the byte order mark).
+    started: bool,
+}
+
+impl Parser {
+    fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            line: Vec::new(),
+            data: Vec::new(),
+            has_data: false,
+            event_bytes: 0,
+            after_cr: false,
+            started: false,
         }
-        other => Error::new(
-            ErrorKind::Decode,
-            format!("the response is not a valid event stream: {other}; check the base URL"),
+    }
+
+    /// Reads `chunk`, adding the payload of each event it completes to `ready`.
+    fn push(
+        &mut self,
+        mut chunk: &[u8],
+        ready: &mut VecDeque<Result<String, Error>>,
+    ) -> Result<(), Error> {
+        if !self.started && !chunk.is_empty() {
+            self.started = true;
+            chunk = chunk.strip_prefix(BOM).unwrap_or(chunk);
+        }
+        let mut start = 0;
+        for end in memchr::memchr2_iter(b'\n', b'\r', chunk) {
+            let after_cr = std::mem::replace(&mut self.after_cr, chunk[end] == b'\r');
+            if chunk[end] == b'\n' && after_cr && end == start {
+                // The LF of a CRLF: the CR ended the line.
+                start = end + 1;
+                continue;
+            }
+            if self.line.is_empty() {
+                self.line_end(&chunk[start..end], ready)?;
+            } else {
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(&chunk[start..end]);
+                self.line_end(&line, ready)?;
+                line.clear();
+                self.line = line;
+            }
+            start = end + 1;
+        }
+        let rest = &chunk[start..];
+        if !rest.is_empty() {
+            self.after_cr = false;
+            self.line.extend_from_slice(rest);
+        }
+        if self.event_bytes + self.line.len() > self.limit {
+            return Err(too_large(self.limit));
+        }
+        Ok(())
+    }
+
+    /// Handles one whole line: an empty one ends the event, a `data` field adds to it.
+    fn line_end(
+        &mut self,
+        line: &[u8],
+        ready: &mut VecDeque<Result<String, Error>>,
+    ) -> Result<(), Error> {
+        if line.is_empty() {
+            self.event_bytes = 0;
+            let data = std::mem::take(&mut self.data);
+            if std::mem::take(&mut self.has_data) && !data.is_empty() {
+                let payload = String::from_utf8(data).map_err(|_| {
+                    Error::new(
+                        ErrorKind::Decode,
+                        "the response is not a valid event stream: an event's data is not \
+                         UTF-8; check the base URL",
+                    )
+                })?;
+                ready.push_back(Ok(payload));
+            }
+            return Ok(());
+        }
+        self.event_bytes += line.len();
+        if self.event_bytes > self.limit {
+            return Err(too_large(self.limit));
+        }
+        let (field, value) = match memchr::memchr(b':', line) {
+            // A comment.
+            Some(0) => return Ok(()),
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &b""[..]),
+        };
+        if field == b"data" {
+            if self.has_data {
+                self.data.push(b'\n');
+            }
+            self.data.extend_from_slice(value);
+            self.has_data = true;
+        }
+        Ok(())
+    }
+}
+
+fn too_large(limit: usize) -> Error {
+    Error::new(
+        ErrorKind::ResponseTooLarge { limit },
+        format!(
+            "one event of the response stream passed {limit} bytes (the builder's \
+             `max_event_bytes`); the server may be broken or hostile, or raise the limit"
         ),
+    )
+}
+
+fn transport_error<E: std::error::Error + Send + Sync + 'static>(error: E) -> Error {
+    let timed_out = (&error as &dyn std::error::Error)
+        .downcast_ref::<reqwest::Error>()
+        .is_some_and(reqwest::Error::is_timeout);
+    if timed_out {
+        Error::new(
+            ErrorKind::Timeout,
+            format!(
+                "the response stream passed the timeout: {error}; raise the builder's `timeout`"
+            ),
+        )
+        .with_source(error)
+    } else {
+        Error::new(
+            ErrorKind::StreamCut,
+            format!("the response stream broke before the model finished: {error}; retry the call"),
+        )
+        .with_source(error)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use futures::StreamExt as _;
+
     use super::*;
 
     async fn parse(chunks: &[&'static str]) -> Vec<Result<String, ErrorKind>> {
@@ -232,6 +304,30 @@ mod tests {
         let events = parse(&[Box::leak(many.into_boxed_str())]).await;
         assert_eq!(events.len(), 15, "{events:?}");
         assert!(events.iter().all(Result::is_ok), "{events:?}");
+    }
+
+    #[tokio::test]
+    async fn multi_line_data_joins_with_lf_and_other_fields_are_ignored() {
+        let events = parse(&[
+            "\u{feff}event: message\nid: 7\ndata: first\ndata:second\ndata\nretry: 10\n\n",
+            "data: {\"end\":true}\n\ndata: never finished",
+        ])
+        .await;
+        assert_eq!(
+            events,
+            [
+                Ok("first\nsecond\n".to_owned()),
+                Ok("{\"end\":true}".to_owned())
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn data_that_is_not_utf8_is_a_decode_error() {
+        let stream = futures::stream::iter([Ok::<_, std::io::Error>(&b"data: \xff\xfe\n\n"[..])]);
+        let events: Vec<_> = sse_data(stream, DEFAULT_MAX_EVENT_BYTES).collect().await;
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].as_ref().unwrap_err().kind(), ErrorKind::Decode);
     }
 
     mod properties {

@@ -50,9 +50,8 @@ async fn store(
     ctx: &InvocationContext,
     event: &Event,
 ) -> Result<u64> {
-    let (key, revision) = {
-        let session = ctx.session();
-        (session.key(), session.revision)
-    };
-    sessions.persist_event(&key, revision, event).await
+    let revision = ctx.session().revision;
+    sessions
+        .persist_event(ctx.session_key(), revision, event)
+        .await
 }

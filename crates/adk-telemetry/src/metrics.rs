@@ -5,10 +5,11 @@
 //! user installs a meter provider (the `otel` feature's exporter does), and a provider installed
 //! late is used from then on. Names follow ADK Python and the GenAI semantic conventions.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use opentelemetry::KeyValue;
 use opentelemetry::metrics::Meter;
+use opentelemetry::{KeyValue, StringValue, Value};
 
 use crate::attributes::{
     ERROR_TYPE, GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME, GEN_AI_REQUEST_MODEL, GEN_AI_TOKEN_TYPE,
@@ -33,11 +34,27 @@ fn meter() -> Meter {
     opentelemetry::global::meter(METER_NAME)
 }
 
-fn with_error(mut attributes: Vec<KeyValue>, error_type: Option<&'static str>) -> Vec<KeyValue> {
-    if let Some(error_type) = error_type {
-        attributes.push(KeyValue::new(ERROR_TYPE, error_type));
+/// `attributes` as an instrument takes them: all of them when the last is `error.type` of a
+/// failure, else all but the last. Attributes live in arrays on the stack, so recording
+/// allocates only the strings it names.
+fn with_error<'a>(attributes: &'a [KeyValue], error_type: Option<&'static str>) -> &'a [KeyValue] {
+    match error_type {
+        Some(_) => attributes,
+        None => &attributes[..attributes.len() - 1],
     }
-    attributes
+}
+
+/// The `error.type` attribute, empty when there was no error (and then left out by [`with_error`]).
+fn error_attribute(error_type: Option<&'static str>) -> KeyValue {
+    KeyValue::new(ERROR_TYPE, error_type.unwrap_or_default())
+}
+
+/// A string attribute that clones by reference count.
+fn shared(key: &'static str, value: &str) -> KeyValue {
+    KeyValue::new(
+        key,
+        Value::String(StringValue::from(Arc::<str>::from(value))),
+    )
 }
 
 pub(crate) fn record_agent_duration(
@@ -45,16 +62,16 @@ pub(crate) fn record_agent_duration(
     elapsed: Duration,
     error_type: Option<&'static str>,
 ) {
-    let attributes = with_error(
-        vec![KeyValue::new(GEN_AI_AGENT_NAME, agent.to_owned())],
-        error_type,
-    );
+    let attributes = [
+        KeyValue::new(GEN_AI_AGENT_NAME, agent.to_owned()),
+        error_attribute(error_type),
+    ];
     meter()
         .f64_histogram(INVOKE_AGENT_DURATION)
         .with_unit("s")
         .with_description("Duration of agent invocations.")
         .build()
-        .record(elapsed.as_secs_f64(), &attributes);
+        .record(elapsed.as_secs_f64(), with_error(&attributes, error_type));
 }
 
 pub(crate) fn record_tool_duration(
@@ -63,19 +80,17 @@ pub(crate) fn record_tool_duration(
     elapsed: Duration,
     error_type: Option<&'static str>,
 ) {
-    let attributes = with_error(
-        vec![
-            KeyValue::new(GEN_AI_AGENT_NAME, agent.to_owned()),
-            KeyValue::new(GEN_AI_TOOL_NAME, tool.to_owned()),
-        ],
-        error_type,
-    );
+    let attributes = [
+        KeyValue::new(GEN_AI_AGENT_NAME, agent.to_owned()),
+        KeyValue::new(GEN_AI_TOOL_NAME, tool.to_owned()),
+        error_attribute(error_type),
+    ];
     meter()
         .f64_histogram(EXECUTE_TOOL_DURATION)
         .with_unit("s")
         .with_description("Duration of tool executions.")
         .build()
-        .record(elapsed.as_secs_f64(), &attributes);
+        .record(elapsed.as_secs_f64(), with_error(&attributes, error_type));
 }
 
 /// What one model call measured, recorded when it ends.
@@ -90,35 +105,50 @@ pub(crate) struct ModelCallMeasure<'a> {
 
 pub(crate) fn record_model_call(measure: &ModelCallMeasure<'_>) {
     let meter = meter();
-    let base = vec![
-        KeyValue::new(GEN_AI_AGENT_NAME, measure.agent.to_owned()),
-        KeyValue::new(GEN_AI_OPERATION_NAME, OPERATION_GENERATE_CONTENT),
-        KeyValue::new(GEN_AI_REQUEST_MODEL, measure.model.to_owned()),
+    let agent = shared(GEN_AI_AGENT_NAME, measure.agent);
+    let operation = KeyValue::new(GEN_AI_OPERATION_NAME, OPERATION_GENERATE_CONTENT);
+    let model = shared(GEN_AI_REQUEST_MODEL, measure.model);
+    let attributes = [
+        agent.clone(),
+        operation.clone(),
+        model.clone(),
+        error_attribute(measure.error_type),
     ];
-    let with_error = with_error(base.clone(), measure.error_type);
+    let with_error = with_error(&attributes, measure.error_type);
     meter
         .u64_counter(MODEL_CALLS)
         .with_description("Model calls made.")
         .build()
-        .add(1, &with_error);
+        .add(1, with_error);
     meter
         .f64_histogram(CLIENT_OPERATION_DURATION)
         .with_unit("s")
         .with_description("GenAI operation duration.")
         .build()
-        .record(measure.elapsed.as_secs_f64(), &with_error);
+        .record(measure.elapsed.as_secs_f64(), with_error);
+    let counts = [
+        ("input", measure.input_tokens),
+        ("output", measure.output_tokens),
+    ];
+    if counts
+        .iter()
+        .all(|(_, count)| count.is_none_or(|count| count == 0))
+    {
+        return;
+    }
     let tokens = meter
         .u64_histogram(CLIENT_TOKEN_USAGE)
         .with_unit("{token}")
         .with_description("Number of input and output tokens used.")
         .build();
-    for (kind, count) in [
-        ("input", measure.input_tokens),
-        ("output", measure.output_tokens),
-    ] {
+    for (kind, count) in counts {
         if let Some(count) = count.filter(|count| *count > 0) {
-            let mut attributes = base.clone();
-            attributes.push(KeyValue::new(GEN_AI_TOKEN_TYPE, kind));
+            let attributes = [
+                agent.clone(),
+                operation.clone(),
+                model.clone(),
+                KeyValue::new(GEN_AI_TOKEN_TYPE, kind),
+            ];
             tokens.record(u64::from(count), &attributes);
         }
     }

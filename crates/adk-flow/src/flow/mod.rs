@@ -139,8 +139,10 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             // The step's `call_llm` span covers the model call and what its answer leads to: the
             // tool calls and the agent transferred to, as in ADK.
             let call_llm_span = adk_telemetry::call_llm_span(&ctx, &request);
-            let mut responses = model_call::call_llm(&step, &callback_ctx, request.clone())
-                .in_span(call_llm_span.clone());
+            // The request moves to the model: an overflow rebuilds it from the session.
+            let mut responses =
+                model_call::call_llm(&step, &callback_ctx, std::mem::take(&mut request))
+                    .in_span(call_llm_span.clone());
             let overflow = match responses.next().await {
                 Some(Err(error)) if error.kind() == ErrorKind::ContextOverflow => error,
                 first => break (call_llm_span, first, responses),

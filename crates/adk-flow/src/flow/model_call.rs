@@ -40,10 +40,13 @@ pub(super) fn call_llm<'a>(
         // The model is called and polled inside the call's `generate_content` span, which ends
         // at the last response, before the caller runs the tools it asks for.
         let mut model_call = adk_telemetry::ModelCall::start(&step.ctx, &request);
-        // The request is cloned cheaply (its history is shared) so that error hooks can see it.
+        // Error hooks see the request after the model took it: keep a copy (its history is
+        // shared, its tool declarations are not) only when there are hooks to see it.
+        let has_error_hooks = !plugins.is_empty() || !callbacks.on_model_error.is_empty();
+        let kept = has_error_hooks.then(|| request.clone());
         let mut responses = model_call
             .span()
-            .in_scope(|| step.model.generate(request.clone(), streaming));
+            .in_scope(|| step.model.generate(request, streaming));
         while let Some(result) = responses.next().instrument(model_call.span().clone()).await {
             match &result {
                 Ok(response) => model_call.record_response(response),
@@ -53,16 +56,18 @@ pub(super) fn call_llm<'a>(
                 Ok(response) => (response, false),
                 Err(error) => {
                     let mut recovered = None;
-                    for plugin in plugins.iter() {
-                        recovered = plugin.on_model_error(callback_ctx, &request, &error).await?;
-                        if recovered.is_some() {
-                            break;
+                    if let Some(request) = &kept {
+                        for plugin in plugins.iter() {
+                            recovered = plugin.on_model_error(callback_ctx, request, &error).await?;
+                            if recovered.is_some() {
+                                break;
+                            }
                         }
-                    }
-                    if recovered.is_none() {
-                        recovered = first_some(&callbacks.on_model_error, |callback| {
-                            callback(callback_ctx, &request, &error)
-                        })?;
+                        if recovered.is_none() {
+                            recovered = first_some(&callbacks.on_model_error, |callback| {
+                                callback(callback_ctx, request, &error)
+                            })?;
+                        }
                     }
                     let Some(response) = recovered else {
                         Err::<(), _>(error)?;
