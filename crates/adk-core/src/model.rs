@@ -109,12 +109,13 @@ pub struct FunctionDeclaration {
     /// What it does, for the model.
     #[serde(default)]
     pub description: String,
-    /// JSON Schema of the arguments object; `None` for a function without arguments.
+    /// JSON Schema of the arguments object; `None` for a function without arguments. Shared, so
+    /// that a tool declares itself to every request without copying its schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parameters: Option<Value>,
-    /// JSON Schema of the result, when known.
+    pub parameters: Option<Arc<Value>>,
+    /// JSON Schema of the result, when known; shared like `parameters`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response: Option<Value>,
+    pub response: Option<Arc<Value>>,
     /// Whether the provider must make the arguments follow `parameters` exactly (OpenAI's
     /// `strict` function calling); `None` leaves it to the adapter's default. Only adapters with
     /// such a mode read it: Gemini has none and sends the declaration as it is.
@@ -135,8 +136,14 @@ impl FunctionDeclaration {
     }
 
     /// Sets the JSON Schema of the arguments.
-    pub fn with_parameters(mut self, schema: Value) -> Self {
-        self.parameters = Some(schema);
+    pub fn with_parameters(mut self, schema: impl Into<Arc<Value>>) -> Self {
+        self.parameters = Some(schema.into());
+        self
+    }
+
+    /// Sets the JSON Schema of the result.
+    pub fn with_response(mut self, schema: impl Into<Arc<Value>>) -> Self {
+        self.response = Some(schema.into());
         self
     }
 

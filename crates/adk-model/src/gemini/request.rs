@@ -172,8 +172,8 @@ fn tools<'a>(
                 .map(|declaration| WireDeclaration {
                     name: &declaration.name,
                     description: &declaration.description,
-                    parameters_json_schema: declaration.parameters.as_ref(),
-                    response_json_schema: declaration.response.as_ref(),
+                    parameters_json_schema: declaration.parameters.as_deref(),
+                    response_json_schema: declaration.response.as_deref(),
                 })
                 .collect(),
         ));

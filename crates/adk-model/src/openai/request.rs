@@ -120,7 +120,7 @@ pub(super) fn build(
                 let mut function =
                     json!({"name": declaration.name, "description": declaration.description});
                 if let Some(parameters) = &declaration.parameters {
-                    function["parameters"] = parameters.clone();
+                    function["parameters"] = Value::clone(parameters);
                 }
                 // A tool's own choice wins over the adapter's default.
                 match declaration.strict {

@@ -107,10 +107,12 @@ fn llm_request(body: &Value) -> LlmRequest {
                 "parameters",
             ]
             .iter()
-            .find_map(|key| declaration.get(*key).cloned());
+            .find_map(|key| declaration.get(*key).cloned())
+            .map(Arc::new);
             function.response = ["responseJsonSchema", "response_json_schema", "response"]
                 .iter()
-                .find_map(|key| declaration.get(*key).cloned());
+                .find_map(|key| declaration.get(*key).cloned())
+                .map(Arc::new);
             request.tools.push(function);
         }
     }

@@ -143,7 +143,7 @@ fn llm_request(body: &Value) -> (LlmRequest, bool, bool) {
             function["name"].as_str().unwrap(),
             function["description"].as_str().unwrap_or_default(),
         );
-        declaration.parameters = function.get("parameters").cloned();
+        declaration.parameters = function.get("parameters").cloned().map(Arc::new);
         strict_tools = function["strict"] == json!(true);
         request.tools.push(declaration);
     }

@@ -148,8 +148,8 @@ where
         FunctionTool {
             name: self.name,
             description: self.description,
-            parameters: (!is_empty_object(&parameters)).then_some(parameters),
-            response: self.response,
+            parameters: (!is_empty_object(&parameters)).then(|| Arc::new(parameters)),
+            response: self.response.map(Arc::new),
             validator,
             prepare: Box::new(prepare),
             long_running: self.long_running,

@@ -91,8 +91,8 @@ type Prepare = Box<dyn Fn(Value) -> Result<PreparedCall, ToolError> + Send + Syn
 pub struct FunctionTool {
     name: String,
     description: String,
-    parameters: Option<Value>,
-    response: Option<Value>,
+    parameters: Option<Arc<Value>>,
+    response: Option<Arc<Value>>,
     validator: Result<ArgumentValidator, ToolError>,
     prepare: Prepare,
     long_running: bool,

@@ -25,8 +25,8 @@ use crate::{Tool, ToolContext, ToolError, ToolErrorKind};
 pub struct McpTool {
     name: String,
     description: String,
-    parameters: Option<Value>,
-    response: Option<Value>,
+    parameters: Option<Arc<Value>>,
+    response: Option<Arc<Value>>,
     connection: Weak<Connection>,
     require_confirmation: bool,
     idempotent: bool,
@@ -41,8 +41,8 @@ impl McpTool {
         Self {
             name: tool.name,
             description: tool.description,
-            parameters: (!is_empty_object(&tool.parameters)).then_some(tool.parameters),
-            response: tool.response,
+            parameters: (!is_empty_object(&tool.parameters)).then(|| Arc::new(tool.parameters)),
+            response: tool.response.map(Arc::new),
             connection: Arc::downgrade(connection),
             require_confirmation,
             idempotent: tool.idempotent,

@@ -253,7 +253,7 @@ impl Turn {
         inner: &Arc<Inner>,
         tool: &FunctionDeclaration,
     ) -> Result<(Option<Map<String, Value>>, LlmResponse), Error> {
-        let Some(parameters) = tool.parameters.clone() else {
+        let Some(parameters) = tool.parameters.as_deref().cloned() else {
             return Ok((Some(Map::new()), LlmResponse::default()));
         };
         let request = self.step(
@@ -354,7 +354,7 @@ impl Turn {
 /// The arguments of `tool` that a call is checked by: required strings free to hold any text
 /// (not an `enum`, `const` or `format`).
 fn groundable(tool: &FunctionDeclaration) -> Vec<&str> {
-    let Some(parameters) = tool.parameters.as_ref() else {
+    let Some(parameters) = tool.parameters.as_deref() else {
         return Vec::new();
     };
     let required: Vec<&str> = parameters
