@@ -124,7 +124,9 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
         let mut step = Step::new(agent, ctx.clone())?;
         let mut request = LlmRequest::default();
 
-        for event in processors::resolve_and_resume(&mut step, &mut request).await? {
+        // Boxed, as are the compaction's futures below: they run seldom, and inline they would
+        // make every step's state larger while it waits on the model.
+        for event in Box::pin(processors::resolve_and_resume(&mut step, &mut request)).await? {
             yield event;
         }
         step.check_hooks()?;
@@ -157,12 +159,12 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                 break (call_llm_span, Some(Err(overflow)), responses);
             };
             drop(responses);
-            if !compactor.compact_now(&ctx).await? {
+            if !Box::pin(compactor.compact_now(&ctx)).await? {
                 Err::<(), _>(still_overflowing(overflow))?;
                 return;
             }
             compacted = true;
-            request = processors::rebuild_request(&mut step).await?;
+            request = Box::pin(processors::rebuild_request(&mut step)).await?;
         };
         let mut responses = futures::stream::iter(first).chain(responses);
         while let Some(response) = responses.next().await {
@@ -174,11 +176,14 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             if is_empty_response(&response) {
                 continue;
             }
-            let model_event = finalize_model_response_event(&step, &callback_ctx, response);
+            // Boxed: the event outlives the tool calls it asks for, and a step's state should
+            // not carry its bytes while it waits on the model.
+            let model_event = Box::new(finalize_model_response_event(&step, &callback_ctx, response));
             adk_telemetry::record_event_id(&call_llm_span, &model_event.id);
-            let correction = processors::output_schema::text_answer_correction(&step, &model_event);
-            yield model_event.clone();
-            if let Some(correction) = correction? {
+            yield Event::clone(&model_event);
+            if let Some(correction) =
+                processors::output_schema::text_answer_correction(&step, &model_event)?
+            {
                 yield correction;
                 continue;
             }
@@ -186,37 +191,29 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                 continue;
             }
 
-            let Some(mut response_event) =
-                handle_function_calls(&step, &model_event, &HashMap::new(), None)
-                    .instrument(call_llm_span.clone())
-                    .await?
+            let Some(mut calls) =
+                Box::pin(run_function_calls(&step, &model_event, &call_llm_span)).await?
             else {
                 continue;
             };
-            screen_tool_results(&step, &mut response_event);
-            let auth_event = function_calls::auth_request_event(&step, &response_event);
-            let confirmation_event =
-                function_calls::confirmation_request_event(&step, &model_event, &response_event);
-            let structured_event =
-                processors::output_schema::structured_response_event(&step, &response_event);
-            let refused_transfer = refuse_unallowed_transfer(&step, &mut response_event);
-            let transfer_target = response_event.actions.transfer_to_agent.clone();
-            yield response_event;
-            step.check_hooks()?;
-            if let Some(event) = auth_event {
+            if let Some(event) = calls.response_event.take() {
                 yield event;
             }
-            if let Some(event) = confirmation_event {
+            step.check_hooks()?;
+            if let Some(event) = calls.auth_event.take() {
+                yield event;
+            }
+            if let Some(event) = calls.confirmation_event.take() {
                 yield event;
             }
             // After the response event, so that a failed answer is stored before the run ends.
-            if let Some(event) = structured_event? {
+            if let Some(event) = std::mem::replace(&mut calls.structured_event, Ok(None))? {
                 yield event;
             }
-            if let Some(error) = refused_transfer {
+            if let Some(error) = calls.refused_transfer.take() {
                 Err::<(), _>(error)?;
             }
-            if let Some(target) = transfer_target {
+            if let Some(target) = calls.transfer_target.take() {
                 let next = agent_to_run(&ctx, &target)?;
                 let mut events = next
                     .clone()
@@ -229,6 +226,50 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             }
         }
     })
+}
+
+/// What running a model event's function calls produced, in the order the step yields it. Boxed,
+/// so that the step's state holds one pointer while the events wait their turn.
+struct FunctionCallsOutcome {
+    response_event: Option<Event>,
+    auth_event: Option<Event>,
+    confirmation_event: Option<Event>,
+    structured_event: Result<Option<Event>>,
+    refused_transfer: Option<Error>,
+    transfer_target: Option<String>,
+}
+
+/// Runs the function calls of `model_event` (inside the step's `call_llm` span) and builds the
+/// events that follow them: the screened function-response event, the credential and
+/// confirmation requests, the structured answer, and the transfer it asks for; `None` when no
+/// call produced a response.
+async fn run_function_calls(
+    step: &Step,
+    model_event: &Event,
+    call_llm_span: &tracing::Span,
+) -> Result<Option<Box<FunctionCallsOutcome>>> {
+    let Some(mut response_event) = handle_function_calls(step, model_event, &HashMap::new(), None)
+        .instrument(call_llm_span.clone())
+        .await?
+    else {
+        return Ok(None);
+    };
+    screen_tool_results(step, &mut response_event);
+    let auth_event = function_calls::auth_request_event(step, &response_event);
+    let confirmation_event =
+        function_calls::confirmation_request_event(step, model_event, &response_event);
+    let structured_event =
+        processors::output_schema::structured_response_event(step, &response_event);
+    let refused_transfer = refuse_unallowed_transfer(step, &mut response_event);
+    let transfer_target = response_event.actions.transfer_to_agent.clone();
+    Ok(Some(Box::new(FunctionCallsOutcome {
+        response_event: Some(response_event),
+        auth_event,
+        confirmation_event,
+        structured_event,
+        refused_transfer,
+        transfer_target,
+    })))
 }
 
 /// The error of a request that overflows the model's context window although the history was
