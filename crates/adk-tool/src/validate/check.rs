@@ -270,7 +270,6 @@ impl<'s> Checker<'s> {
         let Value::Number(number) = value else {
             return valid;
         };
-        use std::cmp::Ordering::{Greater, Less};
         if let Some(divisor) = &k.multiple_of
             && !is_multiple_of(number, divisor)
         {
@@ -281,45 +280,27 @@ impl<'s> Checker<'s> {
                 format!("{number} is not a multiple of {divisor}")
             );
         }
-        if let Some(minimum) = &k.minimum
-            && compare_numbers(number, minimum) == Less
-        {
-            fail!(
-                self,
-                valid,
-                path,
-                format!("{number} is less than the minimum of {minimum}")
-            );
-        }
-        if let Some(maximum) = &k.maximum
-            && compare_numbers(number, maximum) == Greater
-        {
-            fail!(
-                self,
-                valid,
-                path,
-                format!("{number} is greater than the maximum of {maximum}")
-            );
-        }
-        if let Some(minimum) = &k.exclusive_minimum
-            && compare_numbers(number, minimum) != Greater
-        {
-            fail!(
-                self,
-                valid,
-                path,
-                format!("{number} is less than or equal to the minimum of {minimum}")
-            );
-        }
-        if let Some(maximum) = &k.exclusive_maximum
-            && compare_numbers(number, maximum) != Less
-        {
-            fail!(
-                self,
-                valid,
-                path,
-                format!("{number} is greater than or equal to the maximum of {maximum}")
-            );
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        let bounds = [
+            (&k.minimum, [Less, Less], "less than the minimum"),
+            (&k.maximum, [Greater, Greater], "greater than the maximum"),
+            (
+                &k.exclusive_minimum,
+                [Less, Equal],
+                "less than or equal to the minimum",
+            ),
+            (
+                &k.exclusive_maximum,
+                [Greater, Equal],
+                "greater than or equal to the maximum",
+            ),
+        ];
+        for (bound, refused, words) in bounds {
+            if let Some(bound) = bound
+                && refused.contains(&compare_numbers(number, bound))
+            {
+                fail!(self, valid, path, format!("{number} is {words} of {bound}"));
+            }
         }
         valid
     }

@@ -162,36 +162,27 @@ impl<'a> Compiler<'a> {
         }
         keywords.constant = object.get("const").cloned();
         keywords.multiple_of = positive_number(object, "multipleOf", at)?;
-        keywords.minimum = number(object, "minimum", at)?;
-        keywords.maximum = number(object, "maximum", at)?;
-        for (exclusive, inclusive, slot) in [
+        for (inclusive, exclusive, inclusive_slot, exclusive_slot) in [
             (
-                "exclusiveMinimum",
                 "minimum",
+                "exclusiveMinimum",
+                &mut keywords.minimum,
                 &mut keywords.exclusive_minimum,
             ),
             (
-                "exclusiveMaximum",
                 "maximum",
+                "exclusiveMaximum",
+                &mut keywords.maximum,
                 &mut keywords.exclusive_maximum,
             ),
         ] {
+            *inclusive_slot = number(object, inclusive, at)?;
             match object.get(exclusive) {
-                // Draft 4 spelled it as a flag on `minimum`/`maximum`.
-                Some(Value::Bool(true)) => *slot = number(object, inclusive, at)?,
+                // Draft 4 spelled it as a flag that makes `minimum`/`maximum` exclusive.
+                Some(Value::Bool(true)) => *exclusive_slot = inclusive_slot.take(),
                 Some(Value::Bool(false)) | None => {}
-                Some(_) => *slot = number(object, exclusive, at)?,
+                Some(_) => *exclusive_slot = number(object, exclusive, at)?,
             }
-        }
-        if keywords.exclusive_minimum.is_some()
-            && object.get("exclusiveMinimum") == Some(&Value::Bool(true))
-        {
-            keywords.minimum = None;
-        }
-        if keywords.exclusive_maximum.is_some()
-            && object.get("exclusiveMaximum") == Some(&Value::Bool(true))
-        {
-            keywords.maximum = None;
         }
         keywords.min_length = count(object, "minLength", at)?;
         keywords.max_length = count(object, "maxLength", at)?;
