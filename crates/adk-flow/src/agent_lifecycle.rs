@@ -8,11 +8,11 @@ use adk_core::{
     Agent, AgentProgress, CallbackContext, Content, Event, EventStream, InvocationContext, Result,
 };
 use async_stream::try_stream;
-use futures::StreamExt as _;
 use serde_json::Value;
 
 use crate::Plugins;
 use crate::callbacks::{AfterAgentCallback, BeforeAgentCallback, first_some};
+use crate::next_boxed::next_boxed;
 
 /// An agent's name, description, sub-agents and lifecycle callbacks.
 #[derive(Clone)]
@@ -89,7 +89,9 @@ impl AgentBase {
         Box::pin(try_stream! {
             let plugins = Plugins::of(&ctx);
             let agent = ctx.agent().clone();
-            let callback_ctx = CallbackContext::new(ctx.clone());
+            // Boxed, here and below: the context outlives the body's events, and inline it would
+            // take room in this stream's state while the body waits on its model.
+            let callback_ctx = Box::new(CallbackContext::new(ctx.clone()));
             let mut skipped_with = None;
             for plugin in plugins.iter() {
                 skipped_with = plugin.before_agent(agent.as_ref(), &callback_ctx).await?;
@@ -110,7 +112,7 @@ impl AgentBase {
             let mut paused_here = false;
             if !ctx.is_ended() {
                 let mut events = body(ctx.clone());
-                while let Some(event) = events.next().await {
+                while let Some(event) = next_boxed(&mut events).await {
                     match event {
                         Ok(event) => {
                             if ctx.should_pause_after(&event) {
@@ -120,7 +122,7 @@ impl AgentBase {
                                     ctx.end_invocation();
                                 }
                             }
-                            yield event;
+                            yield *event;
                         }
                         Err(error) => {
                             for plugin in plugins.iter() {
@@ -132,7 +134,7 @@ impl AgentBase {
                 }
             }
             if !ctx.is_ended() {
-                let callback_ctx = CallbackContext::new(ctx.clone());
+                let callback_ctx = Box::new(CallbackContext::new(ctx.clone()));
                 let mut added = None;
                 for plugin in plugins.iter() {
                     added = plugin.after_agent(agent.as_ref(), &callback_ctx).await?;

@@ -9,6 +9,7 @@ mod code_executor;
 mod flow;
 mod instruction_template;
 mod llm_agent;
+mod next_boxed;
 mod overflow;
 mod planner;
 mod plugin;

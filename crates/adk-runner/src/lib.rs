@@ -2,6 +2,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent_to_run;
+mod cancel_on_drop;
 mod client_state;
 mod compaction;
 mod credentials;

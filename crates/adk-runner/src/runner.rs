@@ -13,10 +13,11 @@ use adk_core::{
 };
 use adk_flow::{LlmAgent, OverflowCompaction, Plugin, Plugins, ToolStateScopes};
 use async_stream::try_stream;
-use futures::{Stream, StreamExt as _};
+use futures::{Stream, StreamExt as _, TryStreamExt as _};
 use serde_json::{Map, Value};
 
 use crate::agent_to_run::agent_to_run;
+use crate::cancel_on_drop::CancelOnDrop;
 use crate::client_state::ClientStateScopes;
 use crate::compaction::{CompactionConfig, OverflowCompactor};
 use crate::credentials;
@@ -125,12 +126,9 @@ impl Runner {
         request: RunRequest,
     ) -> impl Stream<Item = Result<Event>> + Send + 'static {
         let runner = self.clone();
-        try_stream! {
-            let mut events = runner.start(request).await?;
-            while let Some(event) = events.next().await {
-                yield event?;
-            }
-        }
+        // The start (loading the session, storing the message) lives in its own allocation, freed
+        // when the agent's events take over, so a run waiting on its model does not carry it.
+        futures::stream::once(Box::pin(async move { runner.start(request).await })).try_flatten()
     }
 
     /// Runs what `request` asks in two phases: the returned future loads the session, checks the
@@ -144,19 +142,10 @@ impl Runner {
         let Some(ctx) = inner.prepare(request).await? else {
             return Ok(Box::pin(futures::stream::empty()));
         };
-        Ok(Box::pin(try_stream! {
-            // Dropping the stream before the run ends (or a failure) drops this guard, which
-            // cancels the invocation's work. A run that completes, paused or not, disarms it: work
-            // a long-running tool started may go on after the invocation paused.
-            let cancel_on_drop = ctx.cancellation().clone().drop_guard();
-            // The whole run, plugins and storage included, is traced in its `invocation` span.
-            let mut events =
-                adk_telemetry::trace_invocation(ctx.clone(), Box::pin(inner.run_agent(ctx)));
-            while let Some(event) = events.next().await {
-                yield event?;
-            }
-            cancel_on_drop.disarm();
-        }))
+        let guard = ctx.cancellation().clone().drop_guard();
+        // The whole run, plugins and storage included, is traced in its `invocation` span.
+        let events = adk_telemetry::trace_invocation(ctx.clone(), Box::pin(inner.run_agent(ctx)));
+        Ok(Box::pin(CancelOnDrop::new(events, guard)))
     }
 
     /// The app's agent tree.
@@ -533,10 +522,13 @@ impl Inner {
         ctx: InvocationContext,
     ) -> impl Stream<Item = Result<Event>> + Send + 'static {
         let inner = self.clone();
+        // Each hook's future is boxed: the state of this stream is as large as the largest future
+        // it awaits, and it waits on the agent for most of the run.
         try_stream! {
-            match inner.before_run(&ctx).await {
+            let before = Box::pin(inner.before_run(&ctx)).await;
+            match before {
                 Ok(Some(event)) => {
-                    yield event;
+                    yield *event;
                     return;
                 }
                 Ok(None) => {}
@@ -547,9 +539,13 @@ impl Inner {
             }
             let mut events = ctx.agent().clone().run(ctx.clone());
             let mut failure = None;
-            while let Some(event) = events.next().await {
-                match inner.accept_event(&ctx, event).await {
-                    Ok(event) => yield event,
+            loop {
+                let Some(event) = events.next().await else {
+                    break;
+                };
+                let accepted = Box::pin(inner.accept_event(&ctx, event)).await;
+                match accepted {
+                    Ok(event) => yield *event,
                     Err(error) => {
                         failure = Some(error);
                         break;
@@ -566,7 +562,7 @@ impl Inner {
             for plugin in inner.plugins.iter() {
                 plugin.after_run(&ctx).await?;
             }
-            inner.compact(&ctx).await;
+            Box::pin(inner.compact(&ctx)).await;
         }
     }
 
@@ -600,7 +596,7 @@ impl Inner {
 
     /// The before-run hooks: the first plugin that returns content ends the run with it, as an
     /// event of the root agent that is stored and yielded.
-    async fn before_run(&self, ctx: &InvocationContext) -> Result<Option<Event>> {
+    async fn before_run(&self, ctx: &InvocationContext) -> Result<Option<Box<Event>>> {
         for plugin in self.plugins.iter() {
             if let Some(content) = plugin.before_run(ctx).await? {
                 let mut event = ctx
@@ -609,7 +605,7 @@ impl Inner {
                     .with_content(content);
                 event.add_run_metadata(&ctx.run_config().custom_metadata);
                 persist_event(&self.sessions, ctx, &event).await?;
-                return Ok(Some(event));
+                return Ok(Some(Box::new(event)));
             }
         }
         Ok(None)
@@ -617,11 +613,17 @@ impl Inner {
 
     /// One event of the agent: the on-event hooks (the first that returns an event replaces it),
     /// the run's custom metadata, then storage unless it is partial.
-    async fn accept_event(&self, ctx: &InvocationContext, event: Result<Event>) -> Result<Event> {
-        let mut event = event?;
+    async fn accept_event(
+        &self,
+        ctx: &InvocationContext,
+        event: Result<Event>,
+    ) -> Result<Box<Event>> {
+        // Boxed: the run's stream holds it across its yield, and inline it would take room in
+        // that stream's state for the whole run.
+        let mut event = Box::new(event?);
         for plugin in self.plugins.iter() {
             if let Some(replaced) = plugin.on_event(ctx, &event).await? {
-                event = replaced;
+                *event = replaced;
                 break;
             }
         }

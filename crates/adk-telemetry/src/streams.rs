@@ -6,10 +6,10 @@
 //! consumer, so concurrent runs on one thread do not see each other's spans.
 
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Instant;
 
-use adk_core::{EventStream, InvocationContext};
+use adk_core::{Event, EventStream, InvocationContext, Result};
 use futures::{Stream, StreamExt as _};
 use pin_project_lite::pin_project;
 use tracing::Span;
@@ -60,22 +60,7 @@ impl<S: Stream> InstrumentStream for S {}
 /// is dropped. An error the stream yields marks the span failed. The agent's duration goes to the
 /// `gen_ai.invoke_agent.duration` metric.
 pub fn trace_agent(ctx: InvocationContext, events: EventStream) -> EventStream {
-    Box::pin(async_stream::stream! {
-        let mut run = AgentRun {
-            span: invoke_agent_span(&ctx),
-            agent: ctx.agent_name().to_owned(),
-            started: Instant::now(),
-            error_type: None,
-        };
-        let mut events = events.in_span(run.span.clone());
-        while let Some(item) = events.next().await {
-            if let Err(error) = &item {
-                record_error(&run.span, error);
-                run.error_type = Some(error.kind().as_str());
-            }
-            yield item;
-        }
-    })
+    Box::pin(Traced::new(ctx, events, Kind::Agent))
 }
 
 /// Runs a whole invocation's events in its `invocation` span, the root of the run's tree; the
@@ -84,21 +69,94 @@ pub fn trace_agent(ctx: InvocationContext, events: EventStream) -> EventStream {
 /// The span opens when the stream is first polled and closes when it ends or is dropped; an error
 /// the stream yields marks it failed.
 pub fn trace_invocation(ctx: InvocationContext, events: EventStream) -> EventStream {
-    Box::pin(async_stream::stream! {
-        let span = invocation_span(&ctx);
-        let mut events = events.in_span(span.clone());
-        while let Some(item) = events.next().await {
-            if let Err(error) = &item {
-                record_error(&span, error);
-            }
-            yield item;
-        }
-    })
+    Box::pin(Traced::new(ctx, events, Kind::Invocation))
 }
 
-/// One agent run's span and what its duration metric needs.
-struct AgentRun {
+/// What a [`Traced`] stream runs.
+#[derive(Clone, Copy)]
+enum Kind {
+    Invocation,
+    Agent,
+}
+
+/// An event stream in the span of its invocation or agent. Written by hand rather than as an
+/// `async` block, which would keep room for an event in its state while the run waits.
+///
+/// Fields drop in order: the events, then the agent's metric, then the span.
+struct Traced {
+    /// `None` once the events ended.
+    events: Option<EventStream>,
+    /// The agent's duration metric, recorded when the run ends or is dropped.
+    agent: Option<AgentRun>,
+    /// Disabled until the first poll opens it.
     span: Span,
+    /// Until the first poll.
+    ctx: Option<InvocationContext>,
+    kind: Kind,
+}
+
+impl Traced {
+    fn new(ctx: InvocationContext, events: EventStream, kind: Kind) -> Self {
+        Self {
+            events: Some(events),
+            agent: None,
+            span: Span::none(),
+            ctx: Some(ctx),
+            kind,
+        }
+    }
+
+    /// Opens the span under the span current now, and starts the agent's clock.
+    fn open(&mut self, ctx: &InvocationContext) {
+        match self.kind {
+            Kind::Invocation => self.span = invocation_span(ctx),
+            Kind::Agent => {
+                self.span = invoke_agent_span(ctx);
+                self.agent = Some(AgentRun {
+                    agent: ctx.agent_name().to_owned(),
+                    started: Instant::now(),
+                    error_type: None,
+                });
+            }
+        }
+    }
+}
+
+impl Stream for Traced {
+    type Item = Result<Event>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if let Some(ctx) = this.ctx.take() {
+            this.open(&ctx);
+        }
+        let Some(events) = &mut this.events else {
+            return Poll::Ready(None);
+        };
+        let item = {
+            let _entered = this.span.enter();
+            ready!(events.poll_next_unpin(cx))
+        };
+        match &item {
+            Some(Err(error)) => {
+                record_error(&this.span, error);
+                if let Some(agent) = &mut this.agent {
+                    agent.error_type = Some(error.kind().as_str());
+                }
+            }
+            Some(Ok(_)) => {}
+            None => {
+                this.events = None;
+                this.agent = None;
+                this.span = Span::none();
+            }
+        }
+        Poll::Ready(item)
+    }
+}
+
+/// What an agent run's duration metric needs; recorded when dropped.
+struct AgentRun {
     agent: String,
     started: Instant,
     error_type: Option<&'static str>,

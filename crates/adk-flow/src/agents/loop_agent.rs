@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use adk_core::{Agent, EventStream, InvocationContext, Result};
 use async_stream::try_stream;
-use futures::StreamExt as _;
 use serde_json::json;
 
 use super::builder::{agent_base_accessors, agent_base_builder_methods};
 use super::sequential::CURRENT_SUB_AGENT;
 use crate::agent_lifecycle::{AgentBase, checkpoint, ended, resumed_state};
+use crate::next_boxed::next_boxed;
 
 /// The key of a loop agent's checkpoint that counts the rounds done (ADK's `times_looped`).
 const TIMES_LOOPED: &str = "times_looped";
@@ -77,11 +77,11 @@ impl Agent for LoopAgent {
                         let mut escalated = false;
                         let mut paused = false;
                         let mut events = child.clone().run(ctx.with_agent(child.clone()));
-                        while let Some(event) = events.next().await {
+                        while let Some(event) = next_boxed(&mut events).await {
                             let event = event?;
                             escalated |= event.actions.escalate == Some(true);
                             paused |= ctx.should_pause_after(&event);
-                            yield event;
+                            yield *event;
                         }
                         if escalated || paused || ctx.is_ended() {
                             return;

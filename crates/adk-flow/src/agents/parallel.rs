@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use adk_core::{Agent, EventStream, InvocationContext, Result};
 use async_stream::try_stream;
-use futures::StreamExt as _;
 use serde_json::json;
 
 use super::builder::{agent_base_accessors, agent_base_builder_methods};
 use crate::agent_lifecycle::{AgentBase, checkpoint, ended, resumed_state};
+use crate::next_boxed::next_boxed;
 
 /// Runs its sub-agents concurrently and yields their events as they come. Each child runs on the
 /// branch `parallel_name.child_name` below the current one, so the children do not see each
@@ -51,8 +51,8 @@ impl Agent for ParallelAgent {
                     })
                     .collect::<Vec<_>>();
                 let mut events = futures::stream::select_all(streams);
-                while let Some(event) = events.next().await {
-                    yield event?;
+                while let Some(event) = next_boxed(&mut events).await {
+                    yield *event?;
                 }
             })
         })

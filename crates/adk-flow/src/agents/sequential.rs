@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use adk_core::{Agent, EventStream, InvocationContext, Result};
 use async_stream::try_stream;
-use futures::StreamExt as _;
 use serde_json::json;
 
 use super::builder::{agent_base_accessors, agent_base_builder_methods};
 use crate::agent_lifecycle::{AgentBase, checkpoint, ended, resumed_state};
+use crate::next_boxed::next_boxed;
 
 /// The key of a workflow agent's checkpoint that names the child running (ADK's
 /// `current_sub_agent`).
@@ -59,10 +59,10 @@ impl Agent for SequentialAgent {
                     resuming = false;
                     let mut paused = false;
                     let mut events = child.clone().run(ctx.with_agent(child));
-                    while let Some(event) = events.next().await {
+                    while let Some(event) = next_boxed(&mut events).await {
                         let event = event?;
                         paused |= ctx.should_pause_after(&event);
-                        yield event;
+                        yield *event;
                     }
                     if paused || ctx.is_ended() {
                         break;

@@ -9,6 +9,7 @@ mod call_ids;
 mod function_calls;
 mod model_call;
 mod repeated_calls;
+mod steps;
 mod tool_context;
 mod tool_results;
 
@@ -26,8 +27,10 @@ use futures::StreamExt as _;
 use tracing::Instrument as _;
 
 use crate::LlmAgent;
+use crate::next_boxed::next_boxed;
 use crate::overflow::OverflowCompaction;
 use crate::processors;
+use steps::Steps;
 
 pub(crate) use function_calls::{
     REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION, handle_function_calls,
@@ -76,53 +79,16 @@ impl Step {
 
 /// Runs the agent's steps until one ends the flow.
 pub(crate) fn run(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
-    Box::pin(try_stream! {
-        loop {
-            let mut outcome = StepOutcome::default();
-            let mut events = run_one_step(agent.clone(), ctx.clone());
-            while let Some(event) = events.next().await {
-                let event = event?;
-                outcome.observe(&event, agent.name());
-                yield event;
-            }
-            if outcome.ends_flow() || ctx.is_ended() {
-                break;
-            }
-        }
-    })
-}
-
-/// What the events of a step say about whether the flow goes on.
-#[derive(Default)]
-struct StepOutcome {
-    last_ends_turn: Option<bool>,
-    transferred: bool,
-}
-
-impl StepOutcome {
-    fn observe(&mut self, event: &Event, agent_name: &str) {
-        // A partial last event means the stream stopped mid-answer; calling the model again
-        // would repeat the turn, so it ends the flow like a final response does. A correction of
-        // an answer that broke the output schema asks the model to answer again.
-        self.last_ends_turn = Some(
-            (event.is_final_response() || event.is_partial())
-                && !processors::output_schema::is_correction(event, agent_name),
-        );
-        if event.author == agent_name && event.actions.transfer_to_agent.is_some() {
-            self.transferred = true;
-        }
-    }
-
-    fn ends_flow(&self) -> bool {
-        self.transferred || self.last_ends_turn != Some(false)
-    }
+    Box::pin(Steps::new(agent, ctx))
 }
 
 /// One step: one model call and the tool calls it asks for.
 fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
     Box::pin(try_stream! {
         let mut step = Step::new(agent, ctx.clone())?;
-        let mut request = LlmRequest::default();
+        // The request and the callback context are boxed, as are the model's responses: each
+        // outlives several of the step's awaits, and inline they would take room in its state.
+        let mut request = Box::<LlmRequest>::default();
 
         // Boxed, as are the compaction's futures below: they run seldom, and inline they would
         // make every step's state larger while it waits on the model.
@@ -135,7 +101,7 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             return;
         }
 
-        let callback_ctx = CallbackContext::new(ctx.clone());
+        let callback_ctx = Box::new(CallbackContext::new(ctx.clone()));
         let mut compacted = false;
         let (call_llm_span, first, responses) = loop {
             // The step's `call_llm` span covers the model call and what its answer leads to: the
@@ -178,13 +144,14 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             }
             // Boxed: the event outlives the tool calls it asks for, and a step's state should
             // not carry its bytes while it waits on the model.
-            let model_event = Box::new(finalize_model_response_event(&step, &callback_ctx, response));
+            let model_event = Box::new(finalize_model_response_event(&step, &callback_ctx, *response));
             adk_telemetry::record_event_id(&call_llm_span, &model_event.id);
             yield Event::clone(&model_event);
-            if let Some(correction) =
-                processors::output_schema::text_answer_correction(&step, &model_event)?
-            {
-                yield correction;
+            // A statement of its own, so that what `?` holds is gone before the yield.
+            let correction =
+                processors::output_schema::text_answer_correction(&step, &model_event)?.map(Box::new);
+            if let Some(correction) = correction {
+                yield *correction;
                 continue;
             }
             if model_event.is_partial() || model_event.function_calls().next().is_none() {
@@ -207,7 +174,10 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                 yield event;
             }
             // After the response event, so that a failed answer is stored before the run ends.
-            if let Some(event) = std::mem::replace(&mut calls.structured_event, Ok(None))? {
+            if let Some(error) = calls.structured_error.take() {
+                Err::<(), _>(error)?;
+            }
+            if let Some(event) = calls.structured_event.take() {
                 yield event;
             }
             if let Some(error) = calls.refused_transfer.take() {
@@ -219,8 +189,8 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                     .clone()
                     .run(ctx.with_agent(next))
                     .in_span(call_llm_span.clone());
-                while let Some(event) = events.next().await {
-                    yield event?;
+                while let Some(event) = next_boxed(&mut events).await {
+                    yield *event?;
                 }
                 return;
             }
@@ -234,7 +204,9 @@ struct FunctionCallsOutcome {
     response_event: Option<Event>,
     auth_event: Option<Event>,
     confirmation_event: Option<Event>,
-    structured_event: Result<Option<Event>>,
+    structured_event: Option<Event>,
+    /// Why the structured answer could not be built.
+    structured_error: Option<Error>,
     refused_transfer: Option<Error>,
     transfer_target: Option<String>,
 }
@@ -258,8 +230,11 @@ async fn run_function_calls(
     let auth_event = function_calls::auth_request_event(step, &response_event);
     let confirmation_event =
         function_calls::confirmation_request_event(step, model_event, &response_event);
-    let structured_event =
-        processors::output_schema::structured_response_event(step, &response_event);
+    let (structured_event, structured_error) =
+        match processors::output_schema::structured_response_event(step, &response_event) {
+            Ok(event) => (event, None),
+            Err(error) => (None, Some(error)),
+        };
     let refused_transfer = refuse_unallowed_transfer(step, &mut response_event);
     let transfer_target = response_event.actions.transfer_to_agent.clone();
     Ok(Some(Box::new(FunctionCallsOutcome {
@@ -267,6 +242,7 @@ async fn run_function_calls(
         auth_event,
         confirmation_event,
         structured_event,
+        structured_error,
         refused_transfer,
         transfer_target,
     })))

@@ -2,34 +2,38 @@
 
 use adk_core::{CallbackContext, LlmRequest, LlmResponse, Result, StreamingMode};
 use async_stream::try_stream;
-use futures::StreamExt as _;
 use futures::stream::BoxStream;
 use tracing::Instrument as _;
 
 use super::Step;
 use crate::Plugins;
 use crate::callbacks::first_some;
+use crate::next_boxed::next_boxed;
 
 /// Calls the model, unless a before-model plugin or callback answers instead. Each response passes
 /// the after-model hooks; a failure passes the on-model-error hooks, which may recover. At each hook
 /// the plugins run first.
+///
+/// The responses come boxed, and are held boxed here (see [`next_boxed`]): the step holds each
+/// across several awaits.
 pub(super) fn call_llm<'a>(
     step: &'a Step,
     callback_ctx: &'a CallbackContext,
-    mut request: LlmRequest,
-) -> BoxStream<'a, Result<LlmResponse>> {
+    mut request: Box<LlmRequest>,
+) -> BoxStream<'a, Result<Box<LlmResponse>>> {
     Box::pin(try_stream! {
         let callbacks = &step.agent.callbacks;
         let plugins = Plugins::of(&step.ctx);
         let mut answered = None;
         for plugin in plugins.iter() {
-            answered = plugin.before_model(callback_ctx, &mut request).await?;
+            answered = plugin.before_model(callback_ctx, &mut request).await?.map(Box::new);
             if answered.is_some() {
                 break;
             }
         }
         if answered.is_none() {
-            answered = first_some(&callbacks.before_model, |callback| callback(callback_ctx, &mut request))?;
+            answered = first_some(&callbacks.before_model, |callback| callback(callback_ctx, &mut request))?
+                .map(Box::new);
         }
         if let Some(response) = answered {
             yield response;
@@ -44,10 +48,11 @@ pub(super) fn call_llm<'a>(
         // shared, its tool declarations are not) only when there are hooks to see it.
         let has_error_hooks = !plugins.is_empty() || !callbacks.on_model_error.is_empty();
         let kept = has_error_hooks.then(|| request.clone());
+        let request = *request;
         let mut responses = model_call
             .span()
             .in_scope(|| step.model.generate(request, streaming));
-        while let Some(result) = responses.next().instrument(model_call.span().clone()).await {
+        while let Some(result) = next_boxed(&mut responses).instrument(model_call.span().clone()).await {
             match &result {
                 Ok(response) => model_call.record_response(response),
                 Err(error) => model_call.record_error(error),
@@ -58,7 +63,10 @@ pub(super) fn call_llm<'a>(
                     let mut recovered = None;
                     if let Some(request) = &kept {
                         for plugin in plugins.iter() {
-                            recovered = plugin.on_model_error(callback_ctx, request, &error).await?;
+                            recovered = plugin
+                                .on_model_error(callback_ctx, request, &error)
+                                .await?
+                                .map(Box::new);
                             if recovered.is_some() {
                                 break;
                             }
@@ -66,7 +74,8 @@ pub(super) fn call_llm<'a>(
                         if recovered.is_none() {
                             recovered = first_some(&callbacks.on_model_error, |callback| {
                                 callback(callback_ctx, request, &error)
-                            })?;
+                            })?
+                            .map(Box::new);
                         }
                     }
                     let Some(response) = recovered else {
@@ -78,13 +87,14 @@ pub(super) fn call_llm<'a>(
             };
             let mut replaced = None;
             for plugin in plugins.iter() {
-                replaced = plugin.after_model(callback_ctx, &response).await?;
+                replaced = plugin.after_model(callback_ctx, &response).await?.map(Box::new);
                 if replaced.is_some() {
                     break;
                 }
             }
             if replaced.is_none() {
-                replaced = first_some(&callbacks.after_model, |callback| callback(callback_ctx, &response))?;
+                replaced = first_some(&callbacks.after_model, |callback| callback(callback_ctx, &response))?
+                    .map(Box::new);
             }
             yield replaced.unwrap_or(response);
             if failed {

@@ -60,8 +60,8 @@ pub(crate) async fn preprocess(step: &mut Step, request: &mut LlmRequest) -> Res
 
 /// A request built afresh for a step whose tools are collected already: the `basic` processor,
 /// then those from `instructions` on (after the history changed, say).
-pub(crate) async fn rebuild_request(step: &mut Step) -> Result<LlmRequest> {
-    let mut request = LlmRequest::default();
+pub(crate) async fn rebuild_request(step: &mut Step) -> Result<Box<LlmRequest>> {
+    let mut request = Box::<LlmRequest>::default();
     basic::process(step, &mut request);
     preprocess(step, &mut request).await?;
     Ok(request)
