@@ -12,7 +12,7 @@ use tokio::process::Command;
 
 /// The workspace this test runs in.
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    adk_test::package_dir(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()
         .expect("the workspace root")

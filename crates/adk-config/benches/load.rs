@@ -60,7 +60,7 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| Setup {
 });
 
 fn fixture(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    adk_test::package_dir(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(path)
 }

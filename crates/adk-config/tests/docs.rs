@@ -4,15 +4,13 @@
 
 mod support;
 
-use std::path::Path;
-
 use adk_config::AgentLoader;
 use adk_test::ScriptedModel;
 use support::{ScriptedResolver, run, runner};
 
 /// The first block fenced as `yaml` in the file at `path`, relative to the repository root.
 fn first_yaml_block(path: &str) -> String {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let file = adk_test::package_dir(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(path);
     let text = std::fs::read_to_string(&file)

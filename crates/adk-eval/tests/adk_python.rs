@@ -4,7 +4,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use adk_eval::{Criterion, EvalConfig, EvalSet, Evaluator, rouge1};
@@ -13,7 +13,7 @@ use adk_test::{ClosureTool, ScriptedModel};
 use serde_json::{Value, json};
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    adk_test::package_dir(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 #[test]

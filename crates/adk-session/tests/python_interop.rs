@@ -32,7 +32,8 @@ struct PythonView {
 /// Runs `adk_sessions.py COMMAND URL SEARCH_PATH` in the peers' virtualenv and reads the session
 /// it prints.
 fn python(command: &str, url: &str, search_path: &str) -> PythonView {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/adk_sessions.py");
+    let script =
+        adk_test::package_dir(env!("CARGO_MANIFEST_DIR")).join("tests/python/adk_sessions.py");
     let output = adk_test::python_peers::a2a_peers()
         .command()
         .arg(script)

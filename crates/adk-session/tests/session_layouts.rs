@@ -6,7 +6,7 @@
 #[path = "conformance/fixtures.rs"]
 mod fixtures;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use adk_core::{
     Content, ErrorKind, Event, GetSessionRequest, InvocationId, SessionKey, SessionService,
@@ -18,7 +18,8 @@ use sqlx::{AssertSqlSafe, Executor, PgPool, SqlitePool};
 
 /// The first layout's migrations of `backend` (`sqlite` or `postgres`).
 fn legacy_migrations(backend: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/adk_rs_0002/{backend}"))
+    adk_test::package_dir(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/fixtures/adk_rs_0002/{backend}"))
 }
 
 /// Creates the first layout in `$pool` with its migrations of `$backend` and writes

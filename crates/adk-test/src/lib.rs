@@ -39,6 +39,6 @@ pub use replay::{
 pub use run_outcome::RunOutcome;
 pub use scripted_model::ScriptedModel;
 pub use seams::{SequentialIds, StepClock};
-pub use shared::{SHARED_DIR_ENV, shared_dir, shared_file};
+pub use shared::{SHARED_DIR_ENV, package_dir, shared_dir, shared_file};
 pub use skip::{SKIPPED_MARKER, report_skipped, skipped_line};
 pub use strategies::any_json;

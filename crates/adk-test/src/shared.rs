@@ -38,10 +38,25 @@ pub fn shared_file(relative: impl AsRef<Path>) -> String {
         .unwrap_or_else(|error| panic!("cannot read shared fixture {}: {error}", path.display()))
 }
 
-fn workspace_root() -> &'static Path {
-    // This crate lives at `crates/adk-test` below the workspace root.
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+/// The directory of the package whose test or benchmark is running: the `CARGO_MANIFEST_DIR`
+/// cargo sets when it runs one, else `built_in` (pass `env!("CARGO_MANIFEST_DIR")`).
+///
+/// Prefer it to `env!("CARGO_MANIFEST_DIR")` alone: cargo reuses a build made in a checkout at
+/// another path, and the path compiled into it would point there.
+///
+/// ```
+/// let dir = adk_test::package_dir(env!("CARGO_MANIFEST_DIR"));
+/// assert!(dir.join("Cargo.toml").is_file());
+/// ```
+pub fn package_dir(built_in: &str) -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(built_in), PathBuf::from)
+}
+
+/// The workspace's root: the nearest directory holding `Cargo.lock` above the running package.
+fn workspace_root() -> PathBuf {
+    let package = package_dir(env!("CARGO_MANIFEST_DIR"));
+    package
         .ancestors()
-        .nth(2)
-        .expect("crates/adk-test has two ancestors")
+        .find(|dir| dir.join("Cargo.lock").is_file())
+        .map_or_else(|| package.clone(), Path::to_path_buf)
 }

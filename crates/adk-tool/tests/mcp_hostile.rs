@@ -17,7 +17,8 @@ use support::mcp_calls::{call, find, names, tool_error, tools_of};
 
 /// The hostile server in `mode`, keeping its calls in `state`.
 fn hostile(mode: &str, state: &Path) -> adk_tool::mcp::McpToolsetBuilder {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/hostile_mcp_server.mjs");
+    let script = adk_test::package_dir(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/support/hostile_mcp_server.mjs");
     McpToolset::stdio(
         "node",
         [

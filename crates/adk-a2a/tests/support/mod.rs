@@ -68,7 +68,7 @@ pub async fn run_until_error(
 
 /// A file of `tests/peers`.
 pub fn peer_script(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    adk_test::package_dir(env!("CARGO_MANIFEST_DIR"))
         .join("tests/peers")
         .join(name)
 }

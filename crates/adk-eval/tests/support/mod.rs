@@ -3,14 +3,14 @@
 //! `adk_peer.py` beside this file answers one JSON request per run with ADK's own evaluation code.
 
 use std::io::Write as _;
-use std::path::Path;
 use std::process::Stdio;
 
 use serde_json::Value;
 
 /// Sends `request` to ADK Python and returns its answer.
 pub(crate) fn ask(request: Value) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/adk_peer.py");
+    let script =
+        adk_test::package_dir(env!("CARGO_MANIFEST_DIR")).join("tests/support/adk_peer.py");
     let mut child = adk_test::python_peers::a2a_peers()
         .command()
         .arg(&script)

@@ -7,7 +7,7 @@ use crate::common;
 
 /// Recording names (`gemini/...`, `openai/...`) quoted in the replay test sources.
 fn names_used_by_tests() -> Vec<String> {
-    let sources = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    let sources = adk_test::package_dir(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
         .join("replay");
     let mut names = Vec::new();
