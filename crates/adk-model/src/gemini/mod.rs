@@ -150,31 +150,20 @@ impl Llm for GeminiModel {
     }
 
     fn generate(&self, request: LlmRequest, stream: bool) -> LlmResponseStream {
+        // The body is written before the stream starts, so that the stream holds it and not the
+        // request for as long as the call takes.
+        let prepared = self.prepare(&request);
         let inner = Arc::clone(&self.inner);
         let responses = async_stream::stream! {
-            let other;
-            let endpoints = if request.model.is_empty() || request.model == inner.model {
-                &inner.endpoints
-            } else {
-                match Endpoints::new(&inner.base_url, &request.model) {
-                    Ok(endpoints) => {
-                        other = endpoints;
-                        &other
-                    }
-                    Err(error) => {
-                        yield Err(error);
-                        return;
-                    }
-                }
-            };
-            let url = endpoints.get(stream);
-            let body = match request::build(&request) {
-                Ok(body) => body,
+            let (other, body) = match prepared {
+                Ok(prepared) => prepared,
                 Err(error) => {
                     yield Err(error);
                     return;
                 }
             };
+            let endpoints = other.as_deref().unwrap_or(&inner.endpoints);
+            let url = endpoints.get(stream);
             let response = match inner.transport.post(url, &inner.headers, body).await {
                 Ok(response) => response,
                 Err(error) => {
@@ -207,6 +196,23 @@ impl Llm for GeminiModel {
         responses
             .map(|response| response.map_err(adk_core::Error::from))
             .boxed()
+    }
+}
+
+impl GeminiModel {
+    /// The endpoints of a request for another model than this one's (`None` for this one's), and
+    /// the request's body.
+    fn prepare(
+        &self,
+        request: &LlmRequest,
+    ) -> Result<(Option<Box<Endpoints>>, bytes::Bytes), Error> {
+        let inner = &self.inner;
+        let other = if request.model.is_empty() || request.model == inner.model {
+            None
+        } else {
+            Some(Box::new(Endpoints::new(&inner.base_url, &request.model)?))
+        };
+        Ok((other, request::build(request)?))
     }
 }
 

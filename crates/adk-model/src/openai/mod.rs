@@ -233,9 +233,16 @@ impl Inner {
         stream: bool,
     ) -> impl futures::Stream<Item = Result<LlmResponse, Error>> + Send + 'static {
         let inner = Arc::clone(self);
+        // The body is written before the stream starts, so that the stream holds it and not the
+        // request for as long as the call takes.
+        let model = if request.model.is_empty() {
+            inner.model.as_str()
+        } else {
+            request.model.as_str()
+        };
+        let body = request::build(&request, model, stream, &inner.options);
         async_stream::stream! {
-            let model = if request.model.is_empty() { inner.model.as_str() } else { request.model.as_str() };
-            let body = match request::build(&request, model, stream, &inner.options) {
+            let body = match body {
                 Ok(body) => body,
                 Err(error) => {
                     yield Err(error);
