@@ -51,3 +51,70 @@ impl Stream for CancelOnDrop {
         Poll::Ready(item)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use adk_core::{Error, ErrorKind, InvocationId};
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    fn event(author: &str) -> Result<Event> {
+        Ok(Event::new(InvocationId::from("i-1"), author))
+    }
+
+    /// A guarded stream of `items`, and the token its guard cancels.
+    fn guarded(items: Vec<Result<Event>>) -> (CancelOnDrop, CancellationToken) {
+        let token = CancellationToken::new();
+        let events: RunStream = Box::pin(futures::stream::iter(items));
+        (CancelOnDrop::new(events, token.clone().drop_guard()), token)
+    }
+
+    #[tokio::test]
+    async fn a_run_that_ends_is_not_cancelled_even_when_dropped_afterwards() {
+        let (mut events, token) = guarded(vec![event("a"), event("b")]);
+        let mut authors = Vec::new();
+        while let Some(item) = events.next().await {
+            authors.push(item.expect("an event").author);
+        }
+        assert_eq!(authors, ["a", "b"]);
+        assert!(events.next().await.is_none(), "the stream stays ended");
+        drop(events);
+        assert!(!token.is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn a_failure_ends_the_stream_and_cancels_the_run() {
+        let failure = Err(Error::new(ErrorKind::Model, "the model went away"));
+        let (mut events, token) = guarded(vec![event("a"), failure, event("never")]);
+        assert_eq!(
+            events
+                .next()
+                .await
+                .expect("an item")
+                .expect("an event")
+                .author,
+            "a"
+        );
+        assert!(!token.is_cancelled());
+        let error = events
+            .next()
+            .await
+            .expect("an item")
+            .expect_err("the failure");
+        assert_eq!(error.kind(), ErrorKind::Model);
+        assert!(
+            token.is_cancelled(),
+            "the failure cancels the invocation's work"
+        );
+        assert!(events.next().await.is_none(), "nothing follows the failure");
+    }
+
+    #[tokio::test]
+    async fn dropping_the_stream_before_the_end_cancels_the_run() {
+        let (mut events, token) = guarded(vec![event("a"), event("b")]);
+        events.next().await.expect("an item").expect("an event");
+        drop(events);
+        assert!(token.is_cancelled());
+    }
+}
