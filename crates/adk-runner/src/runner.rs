@@ -522,8 +522,9 @@ impl Inner {
         ctx: InvocationContext,
     ) -> impl Stream<Item = Result<Event>> + Send + 'static {
         let inner = self.clone();
-        // Each hook's future is boxed: the state of this stream is as large as the largest future
-        // it awaits, and it waits on the agent for most of the run.
+        // The larger futures it awaits (the hooks before the run, storing each event, compaction)
+        // are boxed: this stream's state is as large as the largest of them, and it waits on the
+        // agent for most of the run.
         try_stream! {
             let before = Box::pin(inner.before_run(&ctx)).await;
             match before {
