@@ -59,19 +59,15 @@ pub(crate) async fn parse_events(joined: Option<String>) -> Result<Vec<Event>> {
     // Splitting pays only with cores to spare: on two cores shared with the async workers it
     // measured slower than one parser.
     let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
-    let chunks = if count < PARSE_PARALLEL_MIN || cores < 4 {
-        1
-    } else {
-        cores.min(4)
-    };
-    if chunks == 1 {
+    if count < PARSE_PARALLEL_MIN || cores < 4 {
         // The text moves to the pool uncopied and the events come back in the vector they were
         // parsed into. (A vector sized for `count` up front measured a third slower: glibc maps
         // a fresh region for it at every load, and faults its pages in again.)
         return tokio::task::spawn_blocking(move || parse_lines(&joined))
             .await
-            .map_err(|join| Error::storage("parsing stored events", join))?;
+            .map_err(parser_failed)?;
     }
+    let chunks = cores.min(4);
     let joined: Arc<str> = Arc::from(joined);
     let parsers: Vec<_> = chunk_ranges(&joined, chunks)
         .into_iter()
@@ -82,12 +78,15 @@ pub(crate) async fn parse_events(joined: Option<String>) -> Result<Vec<Event>> {
         .collect();
     let mut events = Vec::with_capacity(count);
     for parser in parsers {
-        let parsed = parser
-            .await
-            .map_err(|join| Error::storage("parsing stored events", join))??;
+        let parsed = parser.await.map_err(parser_failed)??;
         events.extend(parsed);
     }
     Ok(events)
+}
+
+/// The error of a parser task that panicked or was cancelled.
+fn parser_failed(join: tokio::task::JoinError) -> Error {
+    Error::storage("parsing stored events", join)
 }
 
 /// Up to `chunks` byte ranges of `joined` of about equal size, each whole lines.
