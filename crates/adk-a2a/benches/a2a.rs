@@ -5,15 +5,15 @@
 //!
 //! Run with `cargo bench -p adk-a2a --bench a2a`.
 
+use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock};
 
 use adk_a2a::convert::{event_to_message, message_to_content};
 use adk_a2a::types::{Message, MessageSendParams, Part, Role};
 use adk_a2a::{A2aClient, A2aServer, ClientConfig};
 use adk_core::{
     Content, Event, FunctionCall, FunctionResponse, InvocationId, Llm, LlmRequest, LlmResponse,
-    LlmResponseStream, Part as AdkPart, RunConfig,
+    LlmResponseStream, Part as AdkPart, StreamingMode,
 };
 use adk_flow::LlmAgent;
 use adk_runner::Runner;
@@ -34,7 +34,7 @@ impl Llm for Instant {
         "instant"
     }
 
-    fn generate(&self, _request: LlmRequest, _stream: bool) -> LlmResponseStream {
+    fn generate(&self, _request: LlmRequest, _mode: StreamingMode) -> LlmResponseStream {
         futures::stream::iter([Ok(LlmResponse::new(Content::model(
             "It is sunny in Paris.",
         )))])
@@ -56,12 +56,8 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| {
         .build()
         .unwrap();
     let runner = || {
-        let agent = LlmAgent::builder("weather")
-            .model(Arc::new(Instant))
-            .build()
-            .unwrap();
-        Runner::builder("weather", Arc::new(agent))
-            .session_service(Arc::new(InMemorySessionService::new()))
+        let agent = LlmAgent::builder("weather").model(Instant).build().unwrap();
+        Runner::builder("weather", agent, InMemorySessionService::new())
             .auto_create_session(true)
             .build()
             .unwrap()
@@ -133,12 +129,7 @@ fn runner_alone() {
     let setup = &*SETUP;
     let session = setup.sessions.fetch_add(1, Ordering::Relaxed).to_string();
     setup.runtime.block_on(async {
-        let mut events = Box::pin(setup.runner.run(
-            "ada",
-            session,
-            Content::user("Weather in Paris?"),
-            RunConfig::default(),
-        ));
+        let mut events = Box::pin(setup.runner.run("ada", session, "Weather in Paris?"));
         while let Some(event) = events.next().await {
             event.unwrap();
         }

@@ -45,8 +45,8 @@ async fn an_adk_rs_agent_hands_a_task_to_an_adk_python_agent_and_the_conversatio
         .then_call("transfer_to_agent", json!({"agent_name": "python_agent"}))
         .then_call("transfer_to_agent", json!({"agent_name": "python_agent"}));
     let root = LlmAgent::builder("rust_root")
-        .model(Arc::new(model))
-        .sub_agent(Arc::new(remote))
+        .model(model)
+        .sub_agent(remote)
         .build()
         .unwrap();
     let runner = runner("rust_app", Arc::new(root));
@@ -98,7 +98,7 @@ async fn an_adk_python_agent_hands_a_task_to_an_adk_rs_agent() {
     let model = ScriptedModel::new("scripted").then_text("Ownership keeps Rust memory safe.");
     let rust_agent = LlmAgent::builder("rust_agent")
         .description("Answers questions about Rust.")
-        .model(Arc::new(model.clone()))
+        .model(model.clone())
         .build()
         .unwrap();
     let base_url = serve(runner("rust_app", Arc::new(rust_agent))).await;

@@ -32,10 +32,7 @@ fn remote(name: &str, base_url: &str) -> Arc<RemoteA2aAgent> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_remote_agent_works_as_a_tool() {
     let model = ScriptedModel::new("remote").then_text("42");
-    let answerer = LlmAgent::builder("answerer")
-        .model(Arc::new(model))
-        .build()
-        .unwrap();
+    let answerer = LlmAgent::builder("answerer").model(model).build().unwrap();
     let base_url = serve(runner("remote_app", Arc::new(answerer))).await;
 
     let tool = AgentTool::new(remote("oracle", &base_url));
@@ -43,8 +40,8 @@ async fn a_remote_agent_works_as_a_tool() {
         .then_call("oracle", json!({"request": "What is the answer?"}))
         .then_text("The oracle says 42.");
     let root = LlmAgent::builder("root")
-        .model(Arc::new(model.clone()))
-        .tool(Arc::new(tool))
+        .model(model.clone())
+        .tool(tool)
         .build()
         .unwrap();
     let runner = runner("local_app", Arc::new(root));
@@ -66,7 +63,7 @@ async fn input_required_is_answered_through_the_confirmation_flow() {
     let model =
         ScriptedModel::new("local").then_call("transfer_to_agent", json!({"agent_name": "bank"}));
     let root = LlmAgent::builder("root")
-        .model(Arc::new(model))
+        .model(model)
         .sub_agent(remote("bank", &base_url))
         .build()
         .unwrap();
@@ -122,7 +119,7 @@ async fn dropping_the_run_cancels_the_remote_task() {
     let slow = adk_tool::FunctionTool::new(
         "slow",
         "Takes forever.",
-        move |_ctx: Arc<dyn adk_tool::ToolContext>, _args: Value| {
+        move |_ctx: adk_tool::ToolContext, _args: Value| {
             let stopped = stopped_in_tool.clone();
             async move {
                 let _stopped = NotifyOnDrop(stopped);
@@ -133,19 +130,14 @@ async fn dropping_the_run_cancels_the_remote_task() {
     );
     let model = ScriptedModel::new("remote").then_call("slow", json!({}));
     let worker = LlmAgent::builder("worker")
-        .model(Arc::new(model))
-        .tool(Arc::new(slow))
+        .model(model)
+        .tool(slow)
         .build()
         .unwrap();
     let base_url = serve(runner("remote_app", Arc::new(worker))).await;
 
     let runner = runner("local_app", remote("worker", &base_url));
-    let mut events = Box::pin(runner.run(
-        "ada",
-        "s-1",
-        Content::user("work"),
-        adk_core::RunConfig::default(),
-    ));
+    let mut events = Box::pin(runner.run("ada", "s-1", "work"));
     // The remote agent's call of its tool arrives as a thought: the remote task is running.
     loop {
         let event = events.next().await.unwrap().unwrap();
@@ -241,10 +233,7 @@ async fn bearer_tokens_and_custom_headers_are_sent() {
     use axum::response::IntoResponse as _;
 
     let model = ScriptedModel::new("remote").then_text("Welcome.");
-    let vault = LlmAgent::builder("vault")
-        .model(Arc::new(model))
-        .build()
-        .unwrap();
+    let vault = LlmAgent::builder("vault").model(model).build().unwrap();
     let server = A2aServer::builder(runner("vault_app", Arc::new(vault)))
         .build()
         .unwrap();
@@ -290,10 +279,7 @@ async fn bearer_tokens_and_custom_headers_are_sent() {
 #[tokio::test(flavor = "multi_thread")]
 async fn responses_over_the_size_limit_are_refused() {
     let model = ScriptedModel::new("remote").then_text(&"long answer ".repeat(100));
-    let talker = LlmAgent::builder("talker")
-        .model(Arc::new(model))
-        .build()
-        .unwrap();
+    let talker = LlmAgent::builder("talker").model(model).build().unwrap();
     let base_url = serve(runner("app", Arc::new(talker))).await;
     let small = ClientConfig::default().max_response_bytes(200);
     let error = A2aClient::resolve_card(&base_url, &small)

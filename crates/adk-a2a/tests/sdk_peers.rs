@@ -23,7 +23,7 @@ async fn the_sdk_client_sends_and_streams_to_our_server() {
         .then_text("Streamed from adk-rs.");
     let agent = LlmAgent::builder("greeter")
         .description("Greets.")
-        .model(Arc::new(model))
+        .model(model)
         .build()
         .unwrap();
     let base_url = serve(runner("greeter_app", Arc::new(agent))).await;

@@ -24,15 +24,15 @@ fn greeter(answers: &[&str]) -> Arc<dyn adk_core::Agent> {
     }
     let helper = LlmAgent::builder("helper")
         .description("Helps.")
-        .model(Arc::new(ScriptedModel::new("unused")))
+        .model(ScriptedModel::new("unused"))
         .build()
         .unwrap();
     Arc::new(
         LlmAgent::builder("greeter")
             .description("Greets people.")
-            .model(Arc::new(model))
+            .model(model)
             .tool(ClosureTool::shared("wave", |_, _| Ok(json!("waved"))))
-            .sub_agent(Arc::new(helper))
+            .sub_agent(helper)
             .build()
             .unwrap(),
     )
@@ -339,7 +339,7 @@ async fn cancel_stops_a_running_task() {
     let slow = adk_tool::FunctionTool::new(
         "slow",
         "Takes forever.",
-        move |ctx: Arc<dyn adk_tool::ToolContext>, _args: Value| {
+        move |ctx: adk_tool::ToolContext, _args: Value| {
             let (started, stopped) = (started_in_tool.clone(), stopped_in_tool.clone());
             async move {
                 // Cancelling the run drops this future (or fires the token first): either way
@@ -353,8 +353,8 @@ async fn cancel_stops_a_running_task() {
     );
     let model = ScriptedModel::new("scripted").then_call("slow", json!({}));
     let agent = LlmAgent::builder("worker")
-        .model(Arc::new(model))
-        .tool(Arc::new(slow))
+        .model(model)
+        .tool(slow)
         .build()
         .unwrap();
     let base_url = serve(runner("app", Arc::new(agent))).await;

@@ -51,11 +51,11 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| Setup {
         .build()
         .expect("a runtime"),
     loader: AgentLoader::new()
-        .function_tool(Arc::new(adk_tool::FunctionTool::new(
+        .function_tool(adk_tool::FunctionTool::new(
             "get_weather",
             "Returns the weather in a city.",
             get_weather,
-        )))
+        ))
         .model_resolver(AnyModel(Arc::new(ScriptedModel::new("scripted")))),
 });
 

@@ -192,7 +192,7 @@ fn llm_agent(
                     ));
                 }
             },
-            ToolRef::Mcp(server) => builder.toolset(Arc::new(mcp_toolset(server))),
+            ToolRef::Mcp(server) => builder.toolset(mcp_toolset(server)),
         };
     }
     builder.build()

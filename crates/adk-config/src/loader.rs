@@ -41,7 +41,7 @@ pub const ROOT_AGENT_FILE: &str = "root_agent.yaml";
 ///
 /// let root_agent = AgentLoader::new()
 ///     // `tools: [get_weather]` in a config names this tool.
-///     .function_tool(Arc::new(FunctionTool::new("get_weather", "The weather.", get_weather)))
+///     .function_tool(FunctionTool::new("get_weather", "The weather.", get_weather))
 ///     .load("agents/weather")
 ///     .await?;
 /// # let _ = root_agent; Ok(()) }
@@ -103,7 +103,8 @@ impl AgentLoader {
     /// A dotted name written for ADK Python (`my_package.tools.get_weather`) names the tool
     /// registered under its last part. A later tool of the same name replaces an earlier one; a
     /// built-in tool's name names the built-in.
-    pub fn function_tool(mut self, tool: Arc<dyn Tool>) -> Self {
+    pub fn function_tool(mut self, tool: impl adk_tool::IntoTool) -> Self {
+        let tool = tool.into_tool();
         self.function_tools.insert(tool.name().to_owned(), tool);
         self
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use adk_core::{Error, ErrorKind, Llm, Result};
-use adk_model::{GeminiModel, OpenAiModel};
+use adk_model::{Gemini, OpenAi};
 use async_trait::async_trait;
 
 use crate::ModelSpec;
@@ -142,7 +142,7 @@ impl EnvModelResolver {
                     ),
                 )
             })?;
-        let mut builder = GeminiModel::builder(name).api_key(key);
+        let mut builder = Gemini::builder(name).api_key(key);
         if let Some(base_url) = self.var("GOOGLE_GEMINI_BASE_URL") {
             builder = builder.base_url(format!("{}/v1beta", base_url.trim_end_matches('/')));
         }
@@ -155,7 +155,7 @@ impl EnvModelResolver {
         let base_url = self
             .var("OPENAI_BASE_URL")
             .unwrap_or_else(|| OPENAI_URL.to_owned());
-        let builder = OpenAiModel::builder(name).base_url(&base_url);
+        let builder = OpenAi::builder(name).base_url(&base_url);
         let builder = match self.var("OPENAI_API_KEY") {
             Some(key) => builder.api_key(key),
             None if base_url.trim_end_matches('/') == OPENAI_URL => {

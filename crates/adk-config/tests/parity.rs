@@ -6,7 +6,6 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use adk_config::AgentLoader;
 use adk_test::ScriptedModel;
@@ -54,16 +53,16 @@ async fn check_guess(args: Guess) -> Result<&'static str, String> {
 /// they name with a scripted model.
 fn loader(resolver: &ScriptedResolver) -> AgentLoader {
     AgentLoader::new()
-        .function_tool(Arc::new(FunctionTool::new(
+        .function_tool(FunctionTool::new(
             "check_prime",
             "Tells which numbers are prime.",
             check_prime,
-        )))
-        .function_tool(Arc::new(FunctionTool::new(
+        ))
+        .function_tool(FunctionTool::new(
             "check_guess",
             "Tells whether the guess is right, too low or too high.",
             check_guess,
-        )))
+        ))
         .model_resolver(resolver.clone())
 }
 

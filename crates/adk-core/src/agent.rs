@@ -114,7 +114,8 @@ struct TreeNode {
 
 impl AgentTree {
     /// Indexes the tree under `root`.
-    pub fn new(root: Arc<dyn Agent>) -> Result<Self> {
+    pub fn new(root: impl crate::IntoAgent) -> Result<Self> {
+        let root = root.into_agent();
         let mut nodes = HashMap::new();
         let mut pending = vec![(root.clone(), None::<Arc<dyn Agent>>)];
         while let Some((agent, parent)) = pending.pop() {

@@ -115,6 +115,20 @@ impl Content {
     }
 }
 
+/// Text is a user's message: `runner.run("user", "s1", "Hello")`.
+impl From<&str> for Content {
+    fn from(text: &str) -> Self {
+        Self::user(text)
+    }
+}
+
+/// Text is a user's message.
+impl From<String> for Content {
+    fn from(text: String) -> Self {
+        Self::user(text)
+    }
+}
+
 /// The data one [`Part`] holds: exactly one kind.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

@@ -80,8 +80,12 @@ impl fmt::Display for ErrorKind {
 /// was wrong, and the lower-layer error that caused it, if any.
 ///
 /// Crates above adk-core keep their own error types and convert into this one at the trait
-/// boundary, keeping their error as the [`source`](std::error::Error::source) so callers can
-/// downcast to it.
+/// boundary, keeping their error as the cause so callers can downcast to it
+/// ([`downcast_source`](Error::downcast_source)).
+///
+/// A chain of errors prints each cause once: when the message already states its cause (as
+/// [`from_source`](Error::from_source) does), [`source`](std::error::Error::source) goes on with
+/// what caused that cause, so `{:#}` (anyhow) and `Caused by:` lists do not repeat it.
 ///
 /// ```
 /// use adk_core::{Error, ErrorKind};
@@ -89,14 +93,57 @@ impl fmt::Display for ErrorKind {
 /// let err = Error::new(ErrorKind::NotFound, "session 's1' does not exist");
 /// assert_eq!(err.kind(), ErrorKind::NotFound);
 /// assert_eq!(err.to_string(), "not_found: session 's1' does not exist");
+///
+/// let io = std::io::Error::other("disk full");
+/// let err = Error::from_source(ErrorKind::Session, io);
+/// assert_eq!(err.to_string(), "session: disk full");
+/// assert!(std::error::Error::source(&err).is_none(), "the message already says it");
+/// assert!(err.downcast_source::<std::io::Error>().is_some());
 /// ```
-#[derive(Debug, thiserror::Error)]
-#[error("{kind}: {message}")]
+#[derive(Debug)]
 pub struct Error {
     kind: ErrorKind,
     message: String,
-    #[source]
     source: Option<BoxError>,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        cause_after(&self.message, self.source.as_deref()?)
+    }
+}
+
+/// The cause an error whose message is `message` shows after itself: `source`, or, when the
+/// message already states `source` (and maybe its own causes), the first cause down the chain it
+/// does not state. Error types with a message and a cause return this from `source`, so that a
+/// chain printed with `{:#}` says each cause once.
+///
+/// ```
+/// use adk_core::cause_after;
+///
+/// let io = std::io::Error::other("disk full");
+/// assert!(cause_after("cannot write the session: disk full", &io).is_none());
+/// assert!(cause_after("cannot write the session", &io).is_some());
+/// ```
+pub fn cause_after<'a>(
+    message: &str,
+    source: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    let mut current = Some(source);
+    while let Some(cause) = current {
+        let text = cause.to_string();
+        if text.is_empty() || !message.contains(&text) {
+            return Some(cause);
+        }
+        current = cause.source();
+    }
+    None
 }
 
 impl Error {
@@ -151,20 +198,31 @@ impl Error {
     /// assert!(!Error::new(ErrorKind::Model, "rate limited").is_context_overflow());
     /// ```
     pub fn is_context_overflow(&self) -> bool {
-        let mut current: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        if self.kind == ErrorKind::ContextOverflow {
+            return true;
+        }
+        // The whole chain, causes the messages state included.
+        let mut current: Option<&(dyn std::error::Error + 'static)> = match &self.source {
+            Some(source) => Some(source.as_ref()),
+            None => None,
+        };
         while let Some(error) = current {
-            if error
-                .downcast_ref::<Error>()
-                .is_some_and(|error| error.kind == ErrorKind::ContextOverflow)
-            {
-                return true;
+            match error.downcast_ref::<Error>() {
+                Some(error) if error.kind == ErrorKind::ContextOverflow => return true,
+                Some(error) => {
+                    current = match &error.source {
+                        Some(source) => Some(source.as_ref()),
+                        None => None,
+                    }
+                }
+                None => current = error.source(),
             }
-            current = error.source();
         }
         false
     }
 
-    /// The source error downcast to `E`, when it is one.
+    /// The error that caused this one, downcast to `E`, when it is one (whether or not the
+    /// message states it).
     pub fn downcast_source<E: std::error::Error + 'static>(&self) -> Option<&E> {
         self.source.as_deref()?.downcast_ref::<E>()
     }
@@ -186,6 +244,28 @@ mod tests {
         let error = Error::from(json_error);
         assert_eq!(error.kind(), ErrorKind::Serialization);
         assert!(error.downcast_source::<serde_json::Error>().is_some());
-        assert!(std::error::Error::source(&error).is_some());
+        // The message is the source's own, so the chain does not show it again.
+        assert!(std::error::Error::source(&error).is_none());
+    }
+
+    #[test]
+    fn a_chain_prints_each_cause_once() {
+        let io = std::io::Error::other("disk full");
+        let wrapped =
+            Error::new(ErrorKind::Session, format!("cannot store the event: {io}")).with_source(io);
+        let outer = Error::new(ErrorKind::Agent, "the run failed").with_source(wrapped);
+        let mut chain = vec![outer.to_string()];
+        let mut current = std::error::Error::source(&outer);
+        while let Some(cause) = current {
+            chain.push(cause.to_string());
+            current = cause.source();
+        }
+        assert_eq!(
+            chain,
+            [
+                "agent: the run failed",
+                "session: cannot store the event: disk full"
+            ]
+        );
     }
 }

@@ -31,6 +31,7 @@ use crate::{LlmResponse, PartData};
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Event {
     /// The model response this event records (content, partial flag, finish reason, usage, ...).
     #[serde(flatten)]

@@ -12,7 +12,21 @@ mod model;
 mod redact;
 mod service;
 mod session;
+mod shared;
 mod state;
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
+pub mod testing;
+
+/// What the crates of adk-rs do to an invocation that agents and tools never do themselves.
+///
+/// Public only so that sibling crates can reach it; not part of the API, and changed in any
+/// release.
+#[doc(hidden)]
+pub mod internal {
+    pub use crate::context::AgentProgress;
+    pub use crate::context::control::InvocationControl;
+}
 
 pub use agent::{Agent, AgentTree, EventStream, USER_AUTHOR};
 pub use content::{
@@ -20,10 +34,10 @@ pub use content::{
     Language, Outcome, Part, PartData, Role,
 };
 pub use context::{
-    AgentProgress, CallbackContext, DEFAULT_MAX_TOOL_RESULT_BYTES, InvocationContext,
-    InvocationContextBuilder, ReadonlyContext, RunConfig, StreamingMode,
+    CallbackContext, DEFAULT_MAX_TOOL_RESULT_BYTES, InvocationContext, InvocationContextBuilder,
+    ReadonlyContext, RunConfig, Services, StreamingMode,
 };
-pub use error::{BoxError, Error, ErrorKind, Result};
+pub use error::{BoxError, Error, ErrorKind, Result, cause_after};
 pub use event::{Event, EventActions, EventCompaction, ToolConfirmation};
 pub use ids::{
     CLIENT_FUNCTION_CALL_ID_PREFIX, Clock, EventId, FunctionCallId, INVOCATION_ID_PREFIX, IdGen,
@@ -40,6 +54,7 @@ pub use service::{
     MemoryService, SearchMemoryResponse, SessionService,
 };
 pub use session::{Session, SessionKey};
+pub use shared::{IntoAgent, IntoArtifactService, IntoLlm, IntoMemoryService, IntoSessionService};
 pub use state::{APP_PREFIX, ScopedState, State, StateScope, TEMP_PREFIX, USER_PREFIX};
 
 // Types used across threads by every user of adk-rs: a compile-time check that they stay

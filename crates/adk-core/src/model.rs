@@ -11,7 +11,7 @@ use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::{Content, Result};
+use crate::{Content, Result, StreamingMode};
 
 /// A stream of model responses: partial ones first when streaming, then the final one.
 pub type LlmResponseStream = BoxStream<'static, Result<LlmResponse>>;
@@ -19,15 +19,17 @@ pub type LlmResponseStream = BoxStream<'static, Result<LlmResponse>>;
 /// A language model that adk-rs can call.
 ///
 /// `generate` returns at once; the work happens as the stream is polled, and dropping the stream
-/// cancels it. With `stream: true` the adapter yields partial responses (`partial: Some(true)`) holding
-/// text deltas as they arrive, then one aggregated final response with the finish reason and usage.
-/// With `stream: false` it yields one final response.
+/// cancels it. With [`StreamingMode::Sse`] the adapter yields partial responses (`partial: Some(true)`)
+/// holding text deltas as they arrive, then one aggregated final response with the finish reason
+/// and usage. Otherwise it yields one final response.
 pub trait Llm: Send + Sync {
     /// The model name, for example `gemini-2.5-flash`.
     fn name(&self) -> &str;
 
-    /// Sends `request` to the model.
-    fn generate(&self, request: LlmRequest, stream: bool) -> LlmResponseStream;
+    /// Sends `request` to the model. With [`StreamingMode::Sse`] the stream yields partial
+    /// responses with text deltas as they arrive, then the aggregated response; otherwise one
+    /// response.
+    fn generate(&self, request: LlmRequest, mode: StreamingMode) -> LlmResponseStream;
 }
 
 impl fmt::Debug for dyn Llm {

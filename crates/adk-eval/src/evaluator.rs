@@ -65,7 +65,8 @@ pub struct Evaluator {
 impl Evaluator {
     /// An evaluator of `root_agent`, whose sessions are kept under app `app_name` (unless a case's
     /// session input names another), with ADK's default criteria.
-    pub fn new(app_name: impl Into<String>, root_agent: Arc<dyn Agent>) -> Self {
+    pub fn new(app_name: impl Into<String>, root_agent: impl adk_core::IntoAgent) -> Self {
+        let root_agent = root_agent.into_agent();
         Self {
             root_agent,
             app_name: app_name.into(),
@@ -89,14 +90,16 @@ impl Evaluator {
     }
 
     /// Registers a custom metric under `name`, the name the config's criteria give it.
-    pub fn metric(mut self, name: impl Into<String>, metric: Arc<dyn Metric>) -> Self {
+    pub fn metric(mut self, name: impl Into<String>, metric: impl crate::IntoMetric) -> Self {
+        let metric = metric.into_metric();
         self.metrics.insert(name.into(), metric);
         self
     }
 
     /// The judge of the judged metrics (`final_response_match_v2` and the rubric metrics); without
     /// one they are not evaluated.
-    pub fn judge(mut self, judge: Arc<dyn Judge>) -> Self {
+    pub fn judge(mut self, judge: impl crate::IntoJudge) -> Self {
+        let judge = judge.into_judge();
         self.judge = Some(judge);
         self
     }

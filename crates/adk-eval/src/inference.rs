@@ -14,7 +14,7 @@ use adk_core::{
     MemoryService, PartData, RunConfig, Session, SessionKey, SessionService, USER_AUTHOR,
     UuidIdGen,
 };
-use adk_runner::Runner;
+use adk_runner::{RunRequest, Runner};
 use futures::StreamExt as _;
 use serde_json::Value;
 
@@ -89,22 +89,26 @@ impl Harness {
             ))
         })?;
         self.open_session(case, key).await?;
-        let runner = Runner::builder(key.app_name.clone(), self.root_agent.clone())
-            .session_service(self.sessions.clone())
-            .artifact_service(self.artifacts.clone())
-            .memory_service(self.memory.clone())
-            .build()
-            .map_err(|error| run_error(case, "cannot set up the runner", error))?;
+        let runner = Runner::builder(
+            key.app_name.clone(),
+            self.root_agent.clone(),
+            self.sessions.clone(),
+        )
+        .artifact_service(self.artifacts.clone())
+        .memory_service(self.memory.clone())
+        .build()
+        .map_err(|error| run_error(case, "cannot set up the runner", error))?;
         let mut invocations = Vec::with_capacity(conversation.len());
         for expected in conversation {
             let started = Instant::now();
             let mut events = Vec::new();
-            let mut stream = Box::pin(runner.run(
-                key.user_id.clone(),
-                key.session_id.clone(),
-                expected.user_content.clone(),
-                self.run_config.clone(),
-            ));
+            let mut stream = Box::pin(
+                runner.run_request(
+                    RunRequest::new(key.user_id.clone(), key.session_id.clone())
+                        .message(expected.user_content.clone())
+                        .run_config(self.run_config.clone()),
+                ),
+            );
             while let Some(event) = stream.next().await {
                 let event = event.map_err(|error| run_error(case, "the agent failed", error))?;
                 if !event.is_partial() {

@@ -19,8 +19,8 @@ pub use eval_set::{
 };
 pub use evaluator::Evaluator;
 pub use metrics::{
-    EvalStatus, EvaluationResult, Judge, LlmJudge, Metric, MetricInput, PerInvocationResult,
-    RubricScore, rouge1,
+    EvalStatus, EvaluationResult, IntoJudge, IntoMetric, Judge, LlmJudge, Metric, MetricInput,
+    PerInvocationResult, RubricScore, rouge1,
 };
 pub use result::{
     EvalCaseResult, EvalMetricResult, EvalMetricResultDetails, EvalMetricResultPerInvocation,

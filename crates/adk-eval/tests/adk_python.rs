@@ -206,7 +206,7 @@ fn result_files_are_read_and_scored_alike_by_adk_python() {
             Ok(json!({"city": args["city"], "sky": "sunny"}))
         });
         let agent = LlmAgent::builder("weather_agent")
-            .model(Arc::new(model))
+            .model(model)
             .tool(tool)
             .build()
             .unwrap();

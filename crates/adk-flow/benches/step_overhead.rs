@@ -13,10 +13,11 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
+use adk_core::internal::InvocationControl as _;
 use adk_core::{
     Agent, Content, Event, EventActions, EventCompaction, EventStream, FunctionCall,
     FunctionDeclaration, InvocationContext, InvocationId, Llm, LlmRequest, LlmResponse,
-    LlmResponseStream, Part, Role, RunConfig, Session, SessionKey,
+    LlmResponseStream, Part, Role, RunConfig, Session, SessionKey, StreamingMode,
 };
 use adk_flow::LlmAgent;
 use adk_tool::{Tool, ToolContext};
@@ -36,7 +37,7 @@ impl Llm for CallingModel {
         "calling"
     }
 
-    fn generate(&self, _request: LlmRequest, _stream: bool) -> LlmResponseStream {
+    fn generate(&self, _request: LlmRequest, _mode: StreamingMode) -> LlmResponseStream {
         let call = Part::function_call(FunctionCall::new("noop", json!({"n": 1})));
         let response = LlmResponse::new(Content::new(Role::Model, [call]));
         futures::stream::iter([Ok(response)]).boxed()
@@ -59,7 +60,7 @@ impl Tool for Noop {
         Some(FunctionDeclaration::new("noop", "does nothing"))
     }
 
-    async fn run(&self, _ctx: Arc<dyn ToolContext>, _args: Value) -> adk_core::Result<Value> {
+    async fn run(&self, _ctx: ToolContext, _args: Value) -> adk_core::Result<Value> {
         Ok(json!({"ok": true}))
     }
 }
@@ -120,9 +121,9 @@ impl Invocation {
             .unwrap();
         let agent: Arc<dyn Agent> = Arc::new(
             LlmAgent::builder("agent")
-                .model(Arc::new(CallingModel))
+                .model(CallingModel)
                 .instruction("You call noop.")
-                .tool(Arc::new(Noop))
+                .tool(Noop)
                 .build()
                 .unwrap(),
         );
@@ -151,9 +152,10 @@ impl Invocation {
                 .block_on(self.events.next())
                 .expect("the flow goes on")
                 .expect("the step succeeds");
-            let mut session = self.ctx.session_mut();
-            let revision = session.revision + 1;
-            session.apply_event(event, revision);
+            self.ctx.with_session_mut(|session| {
+                let revision = session.revision + 1;
+                session.apply_event(event, revision);
+            });
         }
     }
 }

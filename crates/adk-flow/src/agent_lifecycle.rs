@@ -4,15 +4,14 @@
 
 use std::sync::Arc;
 
-use adk_core::{
-    Agent, AgentProgress, CallbackContext, Content, Event, EventStream, InvocationContext, Result,
-};
+use adk_core::internal::{AgentProgress, InvocationControl as _};
+use adk_core::{Agent, CallbackContext, Content, Event, EventStream, InvocationContext, Result};
 use async_stream::try_stream;
 use serde_json::Value;
 
-use crate::Plugins;
 use crate::callbacks::{AfterAgentCallback, BeforeAgentCallback, first_some};
 use crate::next_boxed::next_boxed;
+use crate::plugin::Plugins;
 
 /// An agent's name, description, sub-agents and lifecycle callbacks.
 #[derive(Clone)]
@@ -87,7 +86,7 @@ impl AgentBase {
         let before = self.before_agent.clone();
         let after = self.after_agent.clone();
         Box::pin(try_stream! {
-            let plugins = Plugins::of(&ctx);
+            let plugins = ctx.invocation_data::<Plugins>();
             let agent = ctx.agent().clone();
             // Boxed, here and below: the context outlives the body's events, and inline it would
             // take room in this stream's state while the body waits on its model.

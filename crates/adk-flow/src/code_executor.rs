@@ -41,3 +41,12 @@ impl CodeExecutor for BuiltInCodeExecutor {
         ))
     }
 }
+
+adk_core::__into_shared!(
+    /// A [`CodeExecutor`] as a builder takes it: the code executor itself, an `Arc` of it, or an
+    /// `Arc<dyn CodeExecutor>`.
+    IntoCodeExecutor,
+    into_code_executor,
+    CodeExecutor,
+    "`{Self}` is not a code executor"
+);

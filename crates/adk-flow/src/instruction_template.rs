@@ -58,7 +58,7 @@ async fn substitute(placeholder: &str, ctx: &InvocationContext) -> Result<String
     if !is_state_name(name) {
         return Ok(placeholder.to_owned());
     }
-    let value = ctx.session().state.get(name).cloned();
+    let value = ctx.with_session(|session| session.state.get(name).cloned());
     match value {
         Some(Value::String(text)) => Ok(text),
         Some(value) => Ok(value.to_string()),
@@ -116,7 +116,7 @@ async fn artifact_text(file: &str, optional: bool, ctx: &InvocationContext) -> R
 mod tests {
     use std::sync::Arc;
 
-    use adk_core::{Agent, ArtifactService as _, EventStream, Part, Session, SessionKey};
+    use adk_core::{Agent, ArtifactService as _, EventStream, Part, Services, Session, SessionKey};
     use adk_session::InMemoryArtifactService;
     use serde_json::{Map, json};
 
@@ -145,8 +145,10 @@ mod tests {
             .unwrap();
         let mut session = Session::new(key);
         session.state.insert("name".into(), json!("Ada"));
-        InvocationContext::builder(Arc::new(Quiet), session)
-            .artifact_service(artifacts)
+        let mut services = Services::default();
+        services.artifact_service = Some(artifacts);
+        InvocationContext::builder(Quiet, session)
+            .services(services)
             .build()
             .unwrap()
     }

@@ -14,7 +14,7 @@ mod overflow;
 mod planner;
 mod plugin;
 mod processors;
-mod tool_state;
+mod tool_calls;
 
 pub use agent_tool::AgentTool;
 pub use agents::{
@@ -24,11 +24,22 @@ pub use agents::{
 pub use callbacks::{
     AfterAgentCallback, AfterModelCallback, AfterToolCallback, BeforeAgentCallback,
     BeforeModelCallback, BeforeToolCallback, OnModelErrorCallback, OnToolErrorCallback,
+    ToolCallbacks,
 };
-pub use code_executor::{BuiltInCodeExecutor, CodeExecutor};
+pub use code_executor::{BuiltInCodeExecutor, CodeExecutor, IntoCodeExecutor};
 pub use llm_agent::{IncludeContents, InstructionProvider, LlmAgent, LlmAgentBuilder};
-pub use overflow::{ContextCompactor, OverflowCompaction};
-pub use planner::{BuiltInPlanner, PlanReActPlanner, Planner};
-pub use plugin::{Plugin, Plugins};
+pub use planner::{BuiltInPlanner, IntoPlanner, PlanReActPlanner, Planner};
+pub use plugin::{IntoPlugin, Plugin};
 pub use processors::live_events::without_rewound;
-pub use tool_state::ToolStateScopes;
+pub use tool_calls::{ToolInvoker, ToolMap, ToolResponses, assign_call_ids};
+
+/// What the runner hands the flow through an invocation's data (its plugins, whether tools may
+/// write `app:` state, compaction on a context overflow).
+///
+/// Public only so that the runner can reach it; not part of the API, and changed in any release.
+#[doc(hidden)]
+pub mod internal {
+    pub use crate::overflow::{ContextCompactor, OverflowCompaction};
+    pub use crate::plugin::Plugins;
+    pub use crate::tool_calls::ToolStateScopes;
+}

@@ -3,18 +3,19 @@
 use std::fmt;
 use std::sync::Arc;
 
+use adk_core::IntoLlm;
 use adk_core::{
     Agent, CallbackContext, Error, ErrorKind, Event, EventStream, GenerateContentConfig,
     InvocationContext, Llm, LlmRequest, LlmResponse, ReadonlyContext, Result,
 };
-use adk_tool::{ArgumentValidator, Tool, ToolContext, Toolset};
+use adk_tool::{ArgumentValidator, IntoTool, IntoToolset, Tool, ToolContext, Toolset};
 use futures::StreamExt as _;
 use serde_json::Value;
 
 use crate::agent_lifecycle::AgentBase;
 use crate::agents::builder::{agent_base_accessors, agent_base_builder_methods};
 use crate::callbacks::Callbacks;
-use crate::{CodeExecutor, Planner};
+use crate::{CodeExecutor, IntoCodeExecutor, IntoPlanner, Planner};
 
 /// Makes an instruction from the invocation, for instructions that depend on more than state.
 /// Its result is used as it is: `{var}` placeholders in it are not filled in.
@@ -46,13 +47,12 @@ pub enum IncludeContents {
 /// runs the tools it asks for, and hands over to another agent when it transfers.
 ///
 /// ```
-/// use std::sync::Arc;
+/// use adk_core::testing::ScriptedModel;
 /// use adk_flow::LlmAgent;
-/// use adk_test::ScriptedModel;
 ///
 /// let agent = LlmAgent::builder("weather_agent")
 ///     .description("Answers questions about the weather.")
-///     .model(Arc::new(ScriptedModel::new("scripted")))
+///     .model(ScriptedModel::new("scripted"))
 ///     .instruction("You answer in the user's language. The user is {user:name?}.")
 ///     .output_key("last_answer")
 ///     .build()
@@ -232,9 +232,10 @@ pub struct LlmAgentBuilder {
 agent_base_builder_methods!(LlmAgentBuilder, agent.base);
 
 impl LlmAgentBuilder {
-    /// The model; when unset, the nearest ancestor `LlmAgent`'s model is used.
-    pub fn model(mut self, model: Arc<dyn Llm>) -> Self {
-        self.agent.model = Some(model);
+    /// The model (any [`Llm`], an `Arc` of one, or an `Arc<dyn Llm>`); when unset, the nearest
+    /// ancestor `LlmAgent`'s model is used.
+    pub fn model(mut self, model: impl IntoLlm) -> Self {
+        self.agent.model = Some(model.into_llm());
         self
     }
 
@@ -270,21 +271,25 @@ impl LlmAgentBuilder {
         self
     }
 
-    /// Adds a tool.
-    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
-        self.agent.tools.push(tool);
+    /// Adds a tool: a function made a tool with `#[adk::tool]`, a `FunctionTool`, any other
+    /// [`Tool`], an `Arc` of one, or an `Arc<dyn Tool>`.
+    pub fn tool(mut self, tool: impl IntoTool) -> Self {
+        self.agent.tools.push(tool.into_tool());
         self
     }
 
-    /// Adds tools.
-    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
-        self.agent.tools.extend(tools);
+    /// Adds tools, in order (tools of different types: chain [`tool`](Self::tool), or pass
+    /// `Arc<dyn Tool>`s).
+    pub fn tools<T: IntoTool>(mut self, tools: impl IntoIterator<Item = T>) -> Self {
+        self.agent
+            .tools
+            .extend(tools.into_iter().map(IntoTool::into_tool));
         self
     }
 
     /// Adds a toolset, asked for its tools at each step.
-    pub fn toolset(mut self, toolset: Arc<dyn Toolset>) -> Self {
-        self.agent.toolsets.push(toolset);
+    pub fn toolset(mut self, toolset: impl IntoToolset) -> Self {
+        self.agent.toolsets.push(toolset.into_toolset());
         self
     }
 
@@ -334,14 +339,14 @@ impl LlmAgentBuilder {
     }
 
     /// Plans before acting (a thinking config, or Plan-ReAct prompting).
-    pub fn planner(mut self, planner: Arc<dyn Planner>) -> Self {
-        self.agent.planner = Some(planner);
+    pub fn planner(mut self, planner: impl IntoPlanner) -> Self {
+        self.agent.planner = Some(planner.into_planner());
         self
     }
 
     /// Runs code the model writes.
-    pub fn code_executor(mut self, executor: Arc<dyn CodeExecutor>) -> Self {
-        self.agent.code_executor = Some(executor);
+    pub fn code_executor(mut self, executor: impl IntoCodeExecutor) -> Self {
+        self.agent.code_executor = Some(executor.into_code_executor());
         self
     }
 
@@ -394,36 +399,36 @@ impl LlmAgentBuilder {
     /// Runs before each tool call; see [`BeforeToolCallback`](crate::BeforeToolCallback).
     pub fn before_tool_callback(
         mut self,
-        callback: impl Fn(&dyn ToolContext, &dyn Tool, &mut Value) -> Result<Option<Value>>
+        callback: impl Fn(&ToolContext, &dyn Tool, &mut Value) -> Result<Option<Value>>
         + Send
         + Sync
         + 'static,
     ) -> Self {
-        self.agent.callbacks.before_tool.push(Arc::new(callback));
+        self.agent.callbacks.tools.before.push(Arc::new(callback));
         self
     }
 
     /// Runs after each successful tool call; see [`AfterToolCallback`](crate::AfterToolCallback).
     pub fn after_tool_callback(
         mut self,
-        callback: impl Fn(&dyn ToolContext, &dyn Tool, &Value, &Value) -> Result<Option<Value>>
+        callback: impl Fn(&ToolContext, &dyn Tool, &Value, &Value) -> Result<Option<Value>>
         + Send
         + Sync
         + 'static,
     ) -> Self {
-        self.agent.callbacks.after_tool.push(Arc::new(callback));
+        self.agent.callbacks.tools.after.push(Arc::new(callback));
         self
     }
 
     /// Runs when a tool call fails; see [`OnToolErrorCallback`](crate::OnToolErrorCallback).
     pub fn on_tool_error_callback(
         mut self,
-        callback: impl Fn(&dyn ToolContext, &dyn Tool, &Value, &Error) -> Result<Option<Value>>
+        callback: impl Fn(&ToolContext, &dyn Tool, &Value, &Error) -> Result<Option<Value>>
         + Send
         + Sync
         + 'static,
     ) -> Self {
-        self.agent.callbacks.on_tool_error.push(Arc::new(callback));
+        self.agent.callbacks.tools.on_error.push(Arc::new(callback));
         self
     }
 

@@ -8,14 +8,18 @@
 
 use std::sync::Arc;
 
+use adk_core::internal::InvocationControl as _;
 use adk_core::{InvocationContext, Result};
 use async_trait::async_trait;
 
 /// Summarizes a session's history now, on behalf of a request that overflowed.
 ///
+/// The runner implements it when it is built with events compaction; public for the runner only,
+/// not part of the API.
+///
 /// ```
 /// use adk_core::{InvocationContext, Result};
-/// use adk_flow::ContextCompactor;
+/// use adk_flow::internal::ContextCompactor;
 ///
 /// /// Never finds anything to compact.
 /// struct Nothing;
@@ -35,9 +39,8 @@ pub trait ContextCompactor: Send + Sync {
     async fn compact_now(&self, ctx: &InvocationContext) -> Result<bool>;
 }
 
-/// The compactor of an invocation, handed to the flow as invocation data
-/// ([`InvocationContextBuilder::invocation_data`](adk_core::InvocationContextBuilder::invocation_data));
-/// the default has none.
+/// The compactor of an invocation, handed to the flow as invocation data by the runner; the
+/// default has none.
 #[derive(Clone, Default)]
 pub struct OverflowCompaction(Option<Arc<dyn ContextCompactor>>);
 

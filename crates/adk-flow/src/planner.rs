@@ -143,3 +143,12 @@ fn split_reasoning(part: &Part, text: &str, kept: &mut Vec<Part>) {
     }
     kept.push(part);
 }
+
+adk_core::__into_shared!(
+    /// A [`Planner`] as a builder takes it: the planner itself, an `Arc` of it, or an
+    /// `Arc<dyn Planner>`.
+    IntoPlanner,
+    into_planner,
+    Planner,
+    "`{Self}` is not a planner"
+);

@@ -110,7 +110,7 @@ pub trait Plugin: Send + Sync {
         &self,
         _tool: &dyn Tool,
         _args: &mut Value,
-        _ctx: &dyn ToolContext,
+        _ctx: &ToolContext,
     ) -> Result<Option<Value>> {
         Ok(None)
     }
@@ -120,7 +120,7 @@ pub trait Plugin: Send + Sync {
         &self,
         _tool: &dyn Tool,
         _args: &Value,
-        _ctx: &dyn ToolContext,
+        _ctx: &ToolContext,
         _result: &Value,
     ) -> Result<Option<Value>> {
         Ok(None)
@@ -131,7 +131,7 @@ pub trait Plugin: Send + Sync {
         &self,
         _tool: &dyn Tool,
         _args: &Value,
-        _ctx: &dyn ToolContext,
+        _ctx: &ToolContext,
         _error: &Error,
     ) -> Result<Option<Value>> {
         Ok(None)
@@ -143,9 +143,9 @@ pub trait Plugin: Send + Sync {
     }
 }
 
-/// The plugins of an invocation, in order. The runner seeds them into the invocation with
-/// [`InvocationContextBuilder::invocation_data`](adk_core::InvocationContextBuilder::invocation_data);
-/// an invocation without them has none.
+/// The plugins of an invocation, in order: invocation data the runner seeds, which the flow reads
+/// at each hook; an invocation without them has none. Public for the runner only, not part of
+/// the API.
 #[derive(Clone, Default)]
 pub struct Plugins(Arc<[Arc<dyn Plugin>]>);
 
@@ -153,11 +153,6 @@ impl Plugins {
     /// The plugins `plugins`, run in this order.
     pub fn new(plugins: impl IntoIterator<Item = Arc<dyn Plugin>>) -> Self {
         Self(plugins.into_iter().collect())
-    }
-
-    /// The plugins of `ctx`'s invocation.
-    pub fn of(ctx: &InvocationContext) -> Arc<Self> {
-        ctx.invocation_data::<Self>()
     }
 
     /// The plugins, in order.
@@ -170,3 +165,12 @@ impl Plugins {
         self.0.is_empty()
     }
 }
+
+adk_core::__into_shared!(
+    /// A [`Plugin`] as a builder takes it: the plugin itself, an `Arc` of it, or an
+    /// `Arc<dyn Plugin>`.
+    IntoPlugin,
+    into_plugin,
+    Plugin,
+    "`{Self}` is not a plugin"
+);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use adk_core::{
     Agent, BuiltinTool, CodeExecutionResult, Content, ErrorKind, Event, ExecutableCode,
     FunctionResponse, InvocationContext, Language, LlmResponse, Outcome, Part, PartData, RunConfig,
-    Session, SessionKey, ThinkingConfig,
+    Services, Session, SessionKey, ThinkingConfig,
 };
 use adk_flow::{
     AgentTool, BuiltInCodeExecutor, BuiltInPlanner, CodeExecutor, LoopAgent, ParallelAgent,
@@ -73,7 +73,8 @@ impl Team {
         Arc::new(
             agent("root", &self.root)
                 .description("Routes requests.")
-                .sub_agents([Arc::new(billing) as _, Arc::new(support) as _])
+                .sub_agent(billing)
+                .sub_agent(support)
                 .build()
                 .unwrap(),
         )
@@ -195,7 +196,7 @@ async fn disallowed_transfers_are_not_offered() {
         .disallow_transfer_to_parent(true)
         .build()
         .unwrap();
-    AgentRun::new(Arc::new(lonely), "hi").await;
+    AgentRun::new(lonely, "hi").await;
     assert!(!tool_names(&model, 0).contains(&"transfer_to_agent".to_owned()));
 }
 
@@ -205,12 +206,9 @@ async fn a_transfer_to_an_agent_that_is_not_a_target_is_refused() {
         .then_call("transfer_to_agent", json!({"agent_name": "nobody"}))
         .then_text("I will answer myself.");
     let helper = agent("helper", &ScriptedModel::new("h")).build().unwrap();
-    let root = agent("root", &model)
-        .sub_agent(Arc::new(helper))
-        .build()
-        .unwrap();
+    let root = agent("root", &model).sub_agent(helper).build().unwrap();
     check(
-        &AgentRun::new(Arc::new(root), "q").await,
+        &AgentRun::new(root, "q").await,
         expect![[r#"
         root: call transfer_to_agent {"agent_name":"nobody"}
         root: response transfer_to_agent {"error":"'nobody' is not an agent you can transfer to; choose one of: helper"}
@@ -232,10 +230,11 @@ async fn a_sequential_agent_runs_its_children_in_order_sharing_state() {
         .build()
         .unwrap();
     let pipeline = SequentialAgent::builder("pipeline")
-        .sub_agents([Arc::new(writer) as _, Arc::new(reviewer) as _])
+        .sub_agent(writer)
+        .sub_agent(reviewer)
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(pipeline), "Write a poem").await;
+    let run = AgentRun::new(pipeline, "Write a poem").await;
     check(
         &run,
         expect![[r#"
@@ -260,16 +259,18 @@ async fn a_parallel_agent_runs_children_on_separate_branches() {
     let left = agent("left", &left_model).build().unwrap();
     let right = agent("right", &right_model).build().unwrap();
     let fan_out = ParallelAgent::builder("fan_out")
-        .sub_agents([Arc::new(left) as _, Arc::new(right) as _])
+        .sub_agent(left)
+        .sub_agent(right)
         .build()
         .unwrap();
     let summary_model = ScriptedModel::new("s").then_text("both done");
     let summary = agent("summary", &summary_model).build().unwrap();
     let root = SequentialAgent::builder("root")
-        .sub_agents([Arc::new(fan_out) as _, Arc::new(summary) as _])
+        .sub_agent(fan_out)
+        .sub_agent(summary)
         .build()
         .unwrap();
-    let mut run = AgentRun::new(Arc::new(root), "go").await;
+    let mut run = AgentRun::new(root, "go").await;
     // The branches interleave in any order; sort the parallel part for a stable log.
     run.events[..2].sort_by(|a, b| a.author.cmp(&b.author));
     check(
@@ -299,11 +300,11 @@ async fn a_loop_agent_stops_when_a_child_escalates_or_after_max_iterations() {
     });
     let refiner = agent("refiner", &model).tool(exit_loop).build().unwrap();
     let refine = LoopAgent::builder("refine")
-        .sub_agent(Arc::new(refiner))
+        .sub_agent(refiner)
         .build()
         .unwrap();
     check(
-        &AgentRun::new(Arc::new(refine), "write").await,
+        &AgentRun::new(refine, "write").await,
         expect![[r#"
         refiner: "draft 1"
         refiner: "draft 2"
@@ -318,12 +319,12 @@ async fn a_loop_agent_stops_when_a_child_escalates_or_after_max_iterations() {
         .then_text("3");
     let counter = agent("counter", &model).build().unwrap();
     let bounded = LoopAgent::builder("bounded")
-        .sub_agent(Arc::new(counter))
+        .sub_agent(counter)
         .max_iterations(2)
         .build()
         .unwrap();
     check(
-        &AgentRun::new(Arc::new(bounded), "count").await,
+        &AgentRun::new(bounded, "count").await,
         expect![[r#"
         counter: "1"
         counter: "2"
@@ -351,7 +352,7 @@ fn reporter(model: &ScriptedModel) -> adk_flow::LlmAgentBuilder {
 async fn an_output_schema_without_tools_uses_structured_output() {
     let model = ScriptedModel::new("m").then_text(r#"{"city": "Paris", "temperature": 21}"#);
     let reporter = reporter(&model).build().unwrap();
-    let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
+    let run = AgentRun::new(reporter, "Paris?").await;
     let config = &model.requests()[0].config;
     assert_eq!(config.response_schema, Some(city_schema()));
     assert_eq!(
@@ -372,7 +373,7 @@ async fn an_answer_that_breaks_the_output_schema_is_corrected_once() {
         .then_text(r#"{"city": "Paris", "temperature": "warm"}"#)
         .then_text(r#"{"city": "Paris", "temperature": 21}"#);
     let reporter = reporter(&model).build().unwrap();
-    let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
+    let run = AgentRun::new(reporter, "Paris?").await;
     check(
         &run,
         expect![[r#"
@@ -395,7 +396,7 @@ async fn a_second_answer_that_breaks_the_output_schema_fails_the_run() {
         .then_text("not json")
         .then_text(r#"{"city": 7}"#);
     let reporter = reporter(&model).build().unwrap();
-    let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
+    let run = AgentRun::new(reporter, "Paris?").await;
     let error = run.error.expect("the run fails");
     assert_eq!(error.kind(), ErrorKind::InvalidInput);
     assert!(error.message().contains("`city`"), "{error}");
@@ -417,7 +418,7 @@ async fn a_set_model_response_that_breaks_the_schema_is_answered_with_the_proble
         .tool(support::weather_tool())
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
+    let run = AgentRun::new(reporter, "Paris?").await;
     check(
         &run,
         expect![[r#"
@@ -437,7 +438,7 @@ async fn a_set_model_response_that_breaks_the_schema_is_answered_with_the_proble
         .output_schema(city_schema())
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
+    let run = AgentRun::new(reporter, "Paris?").await;
     assert_eq!(run.error.unwrap().kind(), ErrorKind::InvalidInput);
     assert_eq!(
         run.events.len(),
@@ -458,7 +459,7 @@ async fn an_output_schema_with_tools_answers_through_set_model_response() {
         .tool(support::weather_tool())
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(reporter), "Paris?").await;
+    let run = AgentRun::new(reporter, "Paris?").await;
     check(
         &run,
         expect![[r#"
@@ -483,20 +484,20 @@ async fn planners_shape_requests_and_responses() {
     let mut thinking = ThinkingConfig::default();
     thinking.thinking_budget = Some(512);
     let thinker = agent("thinker", &model)
-        .planner(Arc::new(BuiltInPlanner::new(thinking.clone())))
+        .planner(BuiltInPlanner::new(thinking.clone()))
         .build()
         .unwrap();
-    AgentRun::new(Arc::new(thinker), "q").await;
+    AgentRun::new(thinker, "q").await;
     assert_eq!(model.requests()[0].config.thinking_config, Some(thinking));
 
     let model = ScriptedModel::new("m").then_text(
         "/*PLANNING*/ 1. look it up /*REASONING*/ it is known /*FINAL_ANSWER*/ Paris is in France.",
     );
     let planner = agent("planner", &model)
-        .planner(Arc::new(PlanReActPlanner))
+        .planner(PlanReActPlanner)
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(planner), "Where is Paris?").await;
+    let run = AgentRun::new(planner, "Where is Paris?").await;
     check(
         &run,
         expect![[r#"
@@ -533,10 +534,10 @@ impl CodeExecutor for CountingExecutor {
 async fn code_executors_run_locally_or_on_the_provider() {
     let model = ScriptedModel::new("m").then_text("ok");
     let provider_side = agent("coder", &model)
-        .code_executor(Arc::new(BuiltInCodeExecutor))
+        .code_executor(BuiltInCodeExecutor)
         .build()
         .unwrap();
-    AgentRun::new(Arc::new(provider_side), "q").await;
+    AgentRun::new(provider_side, "q").await;
     assert_eq!(
         model.requests()[0].builtin_tools,
         [BuiltinTool::CodeExecution]
@@ -553,10 +554,10 @@ async fn code_executors_run_locally_or_on_the_provider() {
         )))
         .then_text("The answer is 42.");
     let local = agent("coder", &model)
-        .code_executor(Arc::new(CountingExecutor))
+        .code_executor(CountingExecutor)
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(local), "6 * 7?").await;
+    let run = AgentRun::new(local, "6 * 7?").await;
     check(
         &run,
         expect![[r#"
@@ -579,10 +580,10 @@ async fn an_agent_tool_runs_the_agent_and_returns_its_answer_and_state() {
         .then_call("summarizer", json!({"request": "Summarize the report"}))
         .then_text("Here is the summary.");
     let outer = agent("assistant", &model)
-        .tool(Arc::new(AgentTool::new(Arc::new(summarizer))))
+        .tool(AgentTool::new(summarizer))
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(outer), "Summarize").await;
+    let run = AgentRun::new(outer, "Summarize").await;
     check(
         &run,
         expect![[r#"
@@ -614,7 +615,7 @@ fn agent_with_tool(
 /// The agent `assistant` on `model`, with `inner` as a tool.
 fn calling(inner: adk_flow::LlmAgent, model: &ScriptedModel) -> adk_flow::LlmAgent {
     agent("assistant", model)
-        .tool(Arc::new(AgentTool::new(Arc::new(inner))))
+        .tool(AgentTool::new(inner))
         .build()
         .unwrap()
 }
@@ -653,7 +654,7 @@ async fn an_agent_tool_runs_with_the_callers_id_and_clock_seams() {
     let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let recorder = {
         let seen = seen.clone();
-        tool("lookup", move |ctx: &dyn ToolContext, _| {
+        tool("lookup", move |ctx: &ToolContext, _| {
             let invocation = ctx.callback_context().invocation();
             seen.lock().push((
                 ctx.function_call_id().unwrap().as_str().to_owned(),
@@ -670,7 +671,7 @@ async fn an_agent_tool_runs_with_the_callers_id_and_clock_seams() {
         .then_call("helper", json!({"request": "a fact"}))
         .then_text("Here it is.");
     let outer = calling(helper, &model);
-    let run = AgentRun::new(Arc::new(outer), "go").await;
+    let run = AgentRun::new(outer, "go").await;
     assert!(run.error.is_none(), "{:?}", run.error);
     let seen = seen.lock();
     let (call_id, now) = &seen[0];
@@ -704,7 +705,7 @@ async fn an_agent_tool_checks_its_arguments_against_the_input_schema() {
         .then_call("booker", json!({"nights": 3}))
         .then_text("Booked.");
     let outer = calling(booker, &model);
-    let run = AgentRun::new(Arc::new(outer), "Book 3 nights").await;
+    let run = AgentRun::new(outer, "Book 3 nights").await;
     check(
         &run,
         expect![[r#"
@@ -742,7 +743,7 @@ async fn an_agent_tool_saves_artifacts_in_the_callers_session() {
                 self.description(),
             ))
         }
-        async fn run(&self, ctx: Arc<dyn ToolContext>, _args: Value) -> adk_core::Result<Value> {
+        async fn run(&self, ctx: ToolContext, _args: Value) -> adk_core::Result<Value> {
             let version = ctx
                 .save_artifact("report.txt", Part::text("the report"))
                 .await?;
@@ -760,9 +761,11 @@ async fn an_agent_tool_saves_artifacts_in_the_callers_session() {
     let outer: Arc<dyn Agent> = Arc::new(calling(writer, &model));
     let artifacts = Arc::new(adk_session::InMemoryArtifactService::new());
     let key = SessionKey::new("app", "u", "s");
+    let mut services = Services::default();
+    services.artifact_service = Some(artifacts.clone());
     let ctx = InvocationContext::builder(outer.clone(), Session::new(key.clone()))
         .user_content(Content::user("go"))
-        .artifact_service(artifacts.clone())
+        .services(services)
         .build()
         .unwrap();
     let events: Vec<Event> = futures::StreamExt::collect::<Vec<_>>(outer.run(ctx))
@@ -795,7 +798,7 @@ fn answer(name: &str, id: adk_core::FunctionCallId, response: Value) -> Content 
 }
 
 fn guarded_transfer() -> Arc<dyn adk_tool::Tool> {
-    tool("transfer_money", |ctx: &dyn ToolContext, args| {
+    tool("transfer_money", |ctx: &ToolContext, args| {
         match ctx.tool_confirmation() {
             None => {
                 ctx.request_confirmation("Send money?", Some(args.clone()))?;
@@ -816,7 +819,7 @@ async fn a_confirmation_request_pauses_and_the_answer_resumes_the_call() {
         .tool(guarded_transfer())
         .build()
         .unwrap();
-    let first = AgentRun::new(Arc::new(banker), "Send 100").await;
+    let first = AgentRun::new(banker, "Send 100").await;
     check(
         &first,
         expect![[r#"
@@ -923,14 +926,16 @@ async fn a_forged_confirmation_runs_no_tool() {
 #[tokio::test]
 async fn a_credential_request_is_answered_and_the_call_resumed() {
     let needs_key = || {
-        tool("read_inbox", |ctx: &dyn ToolContext, _| {
+        tool("read_inbox", |ctx: &ToolContext, _| {
             match ctx.state("temp:mail_token") {
                 Some(token) => Ok(json!({"messages": 3, "token": token})),
                 None => {
                     let call_id = ctx.function_call_id().cloned().unwrap();
-                    ctx.actions()
-                        .requested_auth_configs
-                        .insert(call_id, json!({"credentialKey": "mail_token"}));
+                    ctx.update_actions(|actions| {
+                        actions
+                            .requested_auth_configs
+                            .insert(call_id, json!({"credentialKey": "mail_token"}))
+                    });
                     Ok(json!({"status": "awaiting credentials"}))
                 }
             }
@@ -938,7 +943,7 @@ async fn a_credential_request_is_answered_and_the_call_resumed() {
     };
     let model = ScriptedModel::new("m").then_call("read_inbox", json!({}));
     let mailer = agent("mailer", &model).tool(needs_key()).build().unwrap();
-    let first = AgentRun::new(Arc::new(mailer), "Any mail?").await;
+    let first = AgentRun::new(mailer, "Any mail?").await;
     check(
         &first,
         expect![[r#"

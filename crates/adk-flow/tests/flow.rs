@@ -22,7 +22,7 @@ fn check(run: &AgentRun, expected: Expect) {
 }
 
 async fn run(agent: impl Agent, message: &str) -> AgentRun {
-    AgentRun::new(Arc::new(agent), message).await
+    AgentRun::new(agent, message).await
 }
 
 /// Runs `agent` on `message` in a new session with `config`.
@@ -355,7 +355,7 @@ async fn model_callbacks_short_circuit_replace_and_recover() {
     let model = ScriptedModel::new("scripted");
     let short_circuit = agent("cached", &model)
         .before_model_callback(|ctx, _| {
-            ctx.set_state("served_from", json!("cache"));
+            ctx.set_state("served_from", json!("cache"))?;
             Ok(Some(LlmResponse::new(Content::model("cached answer"))))
         })
         .build()
@@ -421,7 +421,7 @@ async fn agent_callbacks_skip_the_run_or_add_an_event() {
     let model = ScriptedModel::new("scripted");
     let gated = agent("gated", &model)
         .before_agent_callback(|ctx| {
-            ctx.set_state("gate", json!("closed"));
+            ctx.set_state("gate", json!("closed"))?;
             Ok(Some(Content::model("The service is closed today.")))
         })
         .build()
@@ -684,10 +684,7 @@ async fn the_llm_call_limit_ends_the_run_with_a_typed_error() {
 async fn the_model_is_inherited_from_an_ancestor_and_required() {
     let model = ScriptedModel::new("inherited").then_text("child speaks");
     let child = LlmAgent::builder("child").build().unwrap();
-    let root = agent("root", &model)
-        .sub_agent(Arc::new(child))
-        .build()
-        .unwrap();
+    let root = agent("root", &model).sub_agent(child).build().unwrap();
     let root: Arc<dyn Agent> = Arc::new(root);
     let child = root.sub_agents()[0].clone();
     let ctx = adk_core::InvocationContext::builder(child.clone(), Session::default())

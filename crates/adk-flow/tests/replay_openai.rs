@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use adk_core::{Content, RunConfig, Session, SessionKey, StreamingMode};
 use adk_flow::LlmAgent;
-use adk_model::OpenAiModel;
+use adk_model::OpenAi;
 use adk_test::{AgentRun, MockServer, load_recording, shared_dir};
 use adk_tool::{FunctionTool, ToolContext};
 use schemars::JsonSchema;
@@ -26,7 +26,7 @@ fn plain_integer(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({"type": "integer"})
 }
 
-async fn multiply(_ctx: Arc<dyn ToolContext>, factors: Factors) -> Result<i64, String> {
+async fn multiply(_ctx: ToolContext, factors: Factors) -> Result<i64, String> {
     Ok(factors.a * factors.b)
 }
 
@@ -41,19 +41,19 @@ async fn a_recorded_streamed_tool_call_round_trip_runs_through_the_flow() {
         "the recording holds the call and the answer"
     );
     let server = MockServer::replay(&exchanges).await;
-    let model = OpenAiModel::builder("gpt-4o-mini")
+    let model = OpenAi::builder("gpt-4o-mini")
         .api_key("test-key")
         .base_url(server.base_url())
         .build()
         .expect("the adapter builds");
     let agent = LlmAgent::builder("calculator")
-        .model(Arc::new(model))
-        .tool(Arc::new(FunctionTool::new(
+        .model(model)
+        .tool(FunctionTool::new(
             "multiply",
             // As the recorded client described it, so that the first request matches the recording.
             "Multiply two numbers.",
             multiply,
-        )))
+        ))
         .build()
         .unwrap();
     let run = AgentRun::on_session(

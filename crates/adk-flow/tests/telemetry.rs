@@ -7,9 +7,10 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use adk_core::internal::InvocationControl as _;
 use adk_core::{
-    Agent, Content, Event, FinishReason, IdGen as _, InvocationContext, LlmResponse, Session,
-    SessionKey, USER_AUTHOR, UsageMetadata,
+    Agent, Content, Event, FinishReason, IdGen as _, InvocationContext, LlmResponse, Services,
+    Session, SessionKey, USER_AUTHOR, UsageMetadata,
 };
 use adk_flow::LlmAgent;
 use adk_test::{ScriptedModel, SequentialIds, StepClock};
@@ -58,20 +59,23 @@ async fn run_invocation(agent: Arc<dyn Agent>, message: &str) {
     )
     .with_content(Content::user(message));
     session.apply_event(user_event, 1);
+    let mut services = Services::default();
+    services.ids = ids;
+    services.clock = clock;
     let ctx = InvocationContext::builder(agent.clone(), session)
         .invocation_id(invocation_id)
         .user_content(Content::user(message))
-        .ids(ids)
-        .clock(clock)
+        .services(services)
         .build()
         .unwrap();
     let mut events = adk_telemetry::trace_invocation(ctx.clone(), agent.run(ctx.clone()));
     while let Some(event) = events.next().await {
         let event = event.expect("the run succeeds");
         if !event.is_partial() {
-            let mut session = ctx.session_mut();
-            let revision = session.revision + 1;
-            session.apply_event(event, revision);
+            ctx.with_session_mut(|session| {
+                let revision = session.revision + 1;
+                session.apply_event(event, revision);
+            });
         }
     }
 }
@@ -236,7 +240,7 @@ async fn a_transfer_runs_the_next_agent_inside_the_step_that_transferred() {
         .unwrap();
     let root = agent("root", &root_model)
         .description("Routes questions.")
-        .sub_agent(Arc::new(billing))
+        .sub_agent(billing)
         .build()
         .unwrap();
     check(root, "How much do I owe?", expect![[r#"
@@ -390,11 +394,12 @@ async fn workflow_agents_and_agent_tools_nest_the_agents_they_run() {
         .build()
         .unwrap();
     let reviewer = agent("reviewer", &reviewer_model)
-        .tool(Arc::new(adk_flow::AgentTool::new(Arc::new(helper))))
+        .tool(adk_flow::AgentTool::new(helper))
         .build()
         .unwrap();
     let pipeline = adk_flow::SequentialAgent::builder("pipeline")
-        .sub_agents([Arc::new(writer) as _, Arc::new(reviewer) as _])
+        .sub_agent(writer)
+        .sub_agent(reviewer)
         .build()
         .unwrap();
     check(

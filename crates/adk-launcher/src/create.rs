@@ -217,11 +217,11 @@ pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
         .description("Answers questions about the weather in a city.")
         .model(model)
         .instruction("Call get_weather for the city the user asks about, then answer in one sentence.")
-        .tool(Arc::new(FunctionTool::new(
+        .tool(FunctionTool::new(
             "get_weather",
             "Returns the sky in a city.",
             get_weather,
-        )))
+        ))
         .build()?;
     Ok(Arc::new(agent))
 }
@@ -267,13 +267,12 @@ async fn the_agent_calls_its_tool_then_answers() {
         requests: requests.clone(),
     };
     let agent = {{crate}}::root_agent(Arc::new(model)).unwrap();
-    let runner = Runner::builder("{{name}}", agent)
-        .session_service(Arc::new(InMemorySessionService::new()))
+    let runner = Runner::builder("{{name}}", agent, InMemorySessionService::new())
         .auto_create_session(true)
         .build()
         .unwrap();
     let events: Vec<_> = runner
-        .run("user", "s1", Content::user("What is the weather in Paris?"), RunConfig::default())
+        .run("user", "s1", "What is the weather in Paris?")
         .collect()
         .await;
     let events: Vec<_> = events.into_iter().map(Result::unwrap).collect();

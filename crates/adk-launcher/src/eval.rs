@@ -41,7 +41,7 @@ pub(crate) async fn eval(
     }
     if args.judge {
         let judge = built.chosen_model().await?;
-        evaluator = evaluator.judge(Arc::new(LlmJudge::new(judge)));
+        evaluator = evaluator.judge(LlmJudge::new(judge));
     }
     let unjudged = evaluator.check().context(LaunchErrorKind::Usage, || {
         "the eval config cannot run".to_owned()

@@ -4,8 +4,8 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use adk_core::{Agent, Llm};
-use adk_tool::Tool;
+use adk_core::{IntoAgent, Llm};
+use adk_tool::{IntoTool, Tool};
 use clap::{CommandFactory as _, FromArgMatches as _};
 
 use crate::apps::{App, AppSource};
@@ -59,31 +59,34 @@ impl Launcher {
     }
 
     /// Adds the app `name` with `root_agent`, an agent tree that already has its models.
-    pub fn app(mut self, name: impl Into<String>, root_agent: Arc<dyn Agent>) -> Self {
+    pub fn app(mut self, name: impl Into<String>, root_agent: impl IntoAgent) -> Self {
         self.apps.push(App {
             name: name.into(),
-            source: AppSource::Agent(root_agent),
+            source: AppSource::Agent(root_agent.into_agent()),
         });
         self
     }
 
     /// Adds the app `name`, whose agent tree `build` makes on the model the command line chooses
     /// (only when a command runs the app).
-    pub fn app_on_model<F>(mut self, name: impl Into<String>, build: F) -> Self
+    pub fn app_on_model<F, A>(mut self, name: impl Into<String>, build: F) -> Self
     where
-        F: Fn(Arc<dyn Llm>) -> adk_core::Result<Arc<dyn Agent>> + Send + Sync + 'static,
+        F: Fn(Arc<dyn Llm>) -> adk_core::Result<A> + Send + Sync + 'static,
+        A: IntoAgent,
     {
         self.apps.push(App {
             name: name.into(),
-            source: AppSource::OnModel(Arc::new(build)),
+            source: AppSource::OnModel(Arc::new(move |model| {
+                build(model).map(IntoAgent::into_agent)
+            })),
         });
         self
     }
 
     /// Registers `tool` for agents described in YAML: a config's `tools: [name]` finds it by its
     /// name (see `adk-config`).
-    pub fn function_tool(mut self, tool: Arc<dyn Tool>) -> Self {
-        self.function_tools.push(tool);
+    pub fn function_tool(mut self, tool: impl IntoTool) -> Self {
+        self.function_tools.push(tool.into_tool());
         self
     }
 
@@ -91,9 +94,9 @@ impl Launcher {
     pub fn eval_metric(
         mut self,
         name: impl Into<String>,
-        metric: Arc<dyn adk_eval::Metric>,
+        metric: impl adk_eval::IntoMetric,
     ) -> Self {
-        self.metrics.push((name.into(), metric));
+        self.metrics.push((name.into(), metric.into_metric()));
         self
     }
 

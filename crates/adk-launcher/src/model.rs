@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use adk_core::Llm;
 use adk_local_model::{LocalModel, LocalModelConfig, LocalServer, TerminalProgress};
-use adk_model::{GeminiModel, OpenAiModel};
+use adk_model::{Gemini, OpenAi};
 
 use crate::args::{ModelArgs, Provider};
 use crate::error::{Context as _, LaunchError, LaunchErrorKind};
@@ -92,7 +92,7 @@ async fn local() -> Result<ChosenModel, LaunchError> {
     let server = model.start().await.context(LaunchErrorKind::Model, || {
         "cannot start the local model".to_owned()
     })?;
-    let llm = OpenAiModel::builder(model.model_name())
+    let llm = OpenAi::builder(model.model_name())
         .base_url(server.base_url())
         .api_key(server.api_key())
         .prompted_tools(true)
@@ -113,7 +113,7 @@ fn remote(provider: Provider, args: &ModelArgs) -> Result<Arc<dyn Llm>, LaunchEr
         Provider::Gemini => {
             let name = args.model.as_deref().unwrap_or(DEFAULT_GEMINI_MODEL);
             Arc::new(
-                GeminiModel::builder(name)
+                Gemini::builder(name)
                     .build()
                     .context(LaunchErrorKind::Model, || {
                         format!("cannot set up the Gemini model {name}")
@@ -126,7 +126,7 @@ fn remote(provider: Provider, args: &ModelArgs) -> Result<Arc<dyn Llm>, LaunchEr
                 .clone()
                 .or_else(|| non_empty_env("OPENAI_MODEL"))
                 .unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_owned());
-            let model = OpenAiModel::builder(name.as_str())
+            let model = OpenAi::builder(name.as_str())
                 .build()
                 .context(LaunchErrorKind::Model, || {
                     format!("cannot set up the OpenAI-compatible model {name}")

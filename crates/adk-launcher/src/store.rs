@@ -34,8 +34,7 @@ impl Services {
         agent: Arc<dyn Agent>,
         auto_create: bool,
     ) -> Result<Runner, LaunchError> {
-        Runner::builder(app_name, agent)
-            .session_service(self.sessions.clone())
+        Runner::builder(app_name, agent, self.sessions.clone())
             .artifact_service(self.artifacts.clone())
             .memory_service(self.memory.clone())
             .auto_create_session(auto_create)

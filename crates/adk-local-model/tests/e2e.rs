@@ -17,8 +17,8 @@ use adk_core::{
 };
 use adk_flow::LlmAgent;
 use adk_local_model::{LocalModel, LocalModelConfig, LocalServer, ProgressEvent};
-use adk_model::OpenAiModel;
-use adk_runner::Runner;
+use adk_model::OpenAi;
+use adk_runner::{RunRequest, Runner};
 use adk_session::{InMemorySessionService, SqliteSessionService};
 use adk_tool::{FunctionTool, ToolContext};
 use futures::{StreamExt as _, TryStreamExt as _};
@@ -40,8 +40,8 @@ async fn server() -> LocalServer {
 }
 
 /// The OpenAI adapter on `server`, prompted tool calling on.
-fn model(server: &LocalServer) -> Arc<OpenAiModel> {
-    let model = OpenAiModel::builder(server.model_name())
+fn model(server: &LocalServer) -> Arc<OpenAi> {
+    let model = OpenAi::builder(server.model_name())
         .base_url(server.base_url())
         .api_key(server.api_key())
         .prompted_tools(true)
@@ -66,7 +66,7 @@ struct WeatherRequest {
 }
 
 /// Reports a fixed weather for any city.
-async fn get_weather(_ctx: Arc<dyn ToolContext>, request: WeatherRequest) -> Result<Value, String> {
+async fn get_weather(_ctx: ToolContext, request: WeatherRequest) -> Result<Value, String> {
     Ok(json!({"city": request.city, "sky": "sunny", "celsius": 21}))
 }
 
@@ -93,9 +93,9 @@ fn weather_request(mode: FunctionCallingMode) -> LlmRequest {
 }
 
 /// Every response of one `generate` call.
-async fn generate(model: &OpenAiModel, request: LlmRequest, stream: bool) -> Vec<LlmResponse> {
+async fn generate(model: &OpenAi, request: LlmRequest, stream: bool) -> Vec<LlmResponse> {
     model
-        .generate(request, stream)
+        .generate(request, mode(stream))
         .try_collect()
         .await
         .expect("the model answers")
@@ -194,8 +194,7 @@ async fn a_streamed_prompted_answer_streams_its_text_only() {
 
 /// A runner for `agent` over `sessions`, creating sessions on first use.
 fn runner(agent: Arc<dyn Agent>, sessions: Arc<dyn SessionService>) -> Runner {
-    Runner::builder("e2e", agent)
-        .session_service(sessions)
+    Runner::builder("e2e", agent, sessions)
         .auto_create_session(true)
         .build()
         .expect("the runner builds")
@@ -205,7 +204,13 @@ fn runner(agent: Arc<dyn Agent>, sessions: Arc<dyn SessionService>) -> Runner {
 /// the events before it (a run that hit the model-call cap did not finish its turn).
 async fn run(runner: &Runner, session: &str, message: &str, config: RunConfig) -> Vec<Event> {
     let mut events = Vec::new();
-    let mut stream = std::pin::pin!(runner.run("user", session, Content::user(message), config));
+    let mut stream = std::pin::pin!(
+        runner.run_request(
+            RunRequest::new("user", session)
+                .message(message)
+                .run_config(config)
+        )
+    );
     while let Some(event) = stream.next().await {
         match event {
             Ok(event) => events.push(event),
@@ -302,11 +307,11 @@ async fn the_runner_calls_a_tool_then_answers_with_a_sqlite_session() {
     let agent = LlmAgent::builder("weather_agent")
         .model(model(&server))
         .instruction("You answer questions about the weather. Call get_weather for the city the user asks about, then answer in one short sentence.")
-        .tool(Arc::new(FunctionTool::new(
+        .tool(FunctionTool::new(
             "get_weather",
             "Returns the sky and the temperature in a city.",
             get_weather,
-        )))
+        ))
         .generate_content_config(greedy())
         .build()
         .expect("the agent builds");
@@ -380,10 +385,7 @@ struct InvoiceRequest {
 }
 
 /// Looks an invoice up in a fixed table.
-async fn lookup_invoice(
-    _ctx: Arc<dyn ToolContext>,
-    request: InvoiceRequest,
-) -> Result<Value, String> {
+async fn lookup_invoice(_ctx: ToolContext, request: InvoiceRequest) -> Result<Value, String> {
     Ok(json!({"invoice": request.invoice, "amount_eur": 49.0, "status": "paid"}))
 }
 
@@ -393,11 +395,11 @@ async fn the_runner_transfers_to_a_specialist() {
     let billing = LlmAgent::builder("billing")
         .description("Answers questions about invoices and payments.")
         .instruction("You handle invoices. Look invoices up with lookup_invoice, then answer.")
-        .tool(Arc::new(FunctionTool::new(
+        .tool(FunctionTool::new(
             "lookup_invoice",
             "Returns the amount and status of an invoice.",
             lookup_invoice,
-        )))
+        ))
         .generate_content_config(greedy())
         .build()
         .expect("billing builds");
@@ -417,7 +419,7 @@ async fn the_runner_transfers_to_a_specialist() {
         .description("Routes each question to the right specialist.")
         .model(model(&server))
         .instruction("You never answer yourself: you hand every question over. Invoices and payments go to billing, problems go to support.")
-        .sub_agents([Arc::new(billing) as Arc<dyn Agent>, Arc::new(support)])
+        .sub_agent(billing).sub_agent(support)
         .generate_content_config(routing)
         .build()
         .expect("the coordinator builds");
@@ -460,4 +462,13 @@ async fn the_runner_transfers_to_a_specialist() {
 
     let session = stored(sessions.as_ref(), "transfer").await;
     assert_eq!(session.events.len(), events.len() + 1);
+}
+
+/// The streaming mode a test's `stream` flag asks for.
+fn mode(stream: bool) -> adk_core::StreamingMode {
+    if stream {
+        adk_core::StreamingMode::Sse
+    } else {
+        adk_core::StreamingMode::None
+    }
 }

@@ -7,7 +7,7 @@
 use std::sync::LazyLock;
 
 use adk_core::{Content, Llm, LlmRequest};
-use adk_model::{OpenAiModel, RetryPolicy};
+use adk_model::{OpenAi, RetryPolicy};
 use adk_test::{MockResponse, MockServer};
 use futures::StreamExt as _;
 use serde_json::json;
@@ -28,7 +28,7 @@ struct Endpoint {
     /// request the adapter sent.
     server: MockServer,
     url: String,
-    model: OpenAiModel,
+    model: OpenAi,
 }
 
 fn request() -> LlmRequest {
@@ -94,7 +94,7 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| {
     let endpoint = |answer: MockResponse| {
         let server = runtime.block_on(MockServer::repeating(answer));
         let base = format!("{}/v1", server.base_url());
-        let model = OpenAiModel::builder("gpt-4o-mini")
+        let model = OpenAi::builder("gpt-4o-mini")
             .api_key("bench-key")
             .base_url(&base)
             .retry(RetryPolicy::none())
@@ -113,7 +113,7 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| {
         let sent = runtime.block_on(async {
             let _: Vec<_> = endpoint
                 .model
-                .generate(request(), streaming)
+                .generate(request(), mode(streaming))
                 .collect()
                 .await;
             endpoint.server.requests().pop().expect("a request").json()
@@ -135,7 +135,11 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| {
 
 fn adapter_call(endpoint: &Endpoint, stream: bool) -> usize {
     SETUP.runtime.block_on(async {
-        let responses: Vec<_> = endpoint.model.generate(request(), stream).collect().await;
+        let responses: Vec<_> = endpoint
+            .model
+            .generate(request(), mode(stream))
+            .collect()
+            .await;
         assert!(responses.iter().all(Result::is_ok));
         responses.len()
     })
@@ -185,4 +189,13 @@ fn stream_adapter() -> usize {
 fn stream_bare_reqwest(bencher: divan::Bencher<'_, '_>) {
     let body = body(true);
     bencher.bench(|| bare_call(&SETUP.stream, &body, true));
+}
+
+/// The streaming mode a test's `stream` flag asks for.
+fn mode(stream: bool) -> adk_core::StreamingMode {
+    if stream {
+        adk_core::StreamingMode::Sse
+    } else {
+        adk_core::StreamingMode::None
+    }
 }

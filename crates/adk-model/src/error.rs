@@ -33,6 +33,9 @@ pub enum ErrorKind {
     StreamCut,
     /// The adapter is set up wrong, or the request asks for something the provider cannot do.
     Config,
+    /// No API key was given to the builder or found in the environment; the message names the
+    /// environment variables it was looked for in.
+    MissingApiKey,
     /// A response body, or one event of a stream, passed the size limit the builder sets
     /// (`max_response_bytes`, `max_event_bytes`); reading stopped there.
     ResponseTooLarge {
@@ -45,16 +48,27 @@ pub enum ErrorKind {
 
 /// A failed model call: a [`kind`](Error::kind), a message that says what went wrong and what to
 /// do, and for provider errors the HTTP status and body as received.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
+#[derive(Debug)]
 pub struct Error {
     kind: ErrorKind,
     message: String,
     body: Option<String>,
     provider_status: Option<String>,
     retry_after: Option<Duration>,
-    #[source]
     source: Option<BoxError>,
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The cause a message already states is skipped, so a chain prints each cause once.
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        adk_core::cause_after(&self.message, self.source.as_deref()?)
+    }
 }
 
 impl Error {
@@ -71,6 +85,21 @@ impl Error {
 
     pub(crate) fn config(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Config, message)
+    }
+
+    /// No key for `provider` in the builder nor in `variables`; the message names them and how
+    /// to give one.
+    pub(crate) fn missing_api_key(provider: &str, variables: &[&str]) -> Self {
+        let message = if variables.is_empty() {
+            format!("no {provider} API key: give one with the builder's `.api_key(...)`")
+        } else {
+            format!(
+                "no {provider} API key: set {} in the environment, or give one with the \
+                 builder's `.api_key(...)`",
+                variables.join(" or ")
+            )
+        };
+        Self::new(ErrorKind::MissingApiKey, message)
     }
 
     pub(crate) fn decode(what: &str, error: serde_json::Error, text: &str) -> Self {
@@ -277,7 +306,12 @@ impl From<Error> for adk_core::Error {
         } else {
             adk_core::ErrorKind::Model
         };
-        adk_core::Error::new(kind, error.to_string()).with_source(error)
+        let kind = if error.kind == ErrorKind::MissingApiKey {
+            adk_core::ErrorKind::Config
+        } else {
+            kind
+        };
+        adk_core::Error::from_source(kind, error)
     }
 }
 

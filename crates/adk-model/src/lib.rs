@@ -17,9 +17,11 @@ mod sse;
 
 pub use error::{Error, ErrorKind};
 #[cfg(feature = "gemini")]
-pub use gemini::{GeminiBuilder, GeminiModel};
+pub use gemini::{Gemini, GeminiBuilder};
 #[cfg(feature = "openai")]
-pub use openai::{OpenAiBuilder, OpenAiModel, RAW_ARGUMENTS_KEY};
+pub use openai::{OpenAi, OpenAiBuilder, RAW_ARGUMENTS_KEY};
 pub use retry::RetryPolicy;
 pub use secret::ApiKey;
+// For the crate's benchmarks only: not part of the API.
+#[doc(hidden)]
 pub use sse::sse_data;

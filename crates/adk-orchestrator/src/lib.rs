@@ -15,7 +15,6 @@ mod processors;
 mod result;
 mod run_loop;
 mod task;
-mod tool_call;
 
 pub use analyzer::{AnalyzerConfig, DEFAULT_BASE_INSTRUCTION, DEFAULT_FORMAT_INSTRUCTIONS};
 pub use config::{OrchestrationConfig, RetryConfig};
@@ -28,8 +27,8 @@ pub use processor::{TaskInput, TaskProcessor, TaskStep, TaskStream};
 pub use processors::{AgentProcessor, FnProcessor, ToolProcessor};
 pub use result::{FailureReason, OrchestratorResult, TaskFailure};
 pub use run_loop::{
-    ContextTransform, DefaultStrategy, EventHook, LOOP_METADATA_KEY, LoopAction, LoopConfig,
-    LoopEvent, LoopResult, LoopStrategy, RequestInput, RunLoopAgent, RunLoopAgentBuilder,
-    StopReason, TokenUsage, ToolUsePolicy,
+    ContextTransform, DefaultStrategy, EventHook, IntoLoopStrategy, LOOP_METADATA_KEY, LoopAction,
+    LoopConfig, LoopEvent, LoopResult, LoopStrategy, RequestInput, RunLoopAgent,
+    RunLoopAgentBuilder, StopReason, TokenUsage, ToolUsePolicy,
 };
 pub use task::Task;

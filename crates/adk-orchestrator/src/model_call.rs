@@ -1,6 +1,7 @@
 //! One model call of the orchestrator's analyzer or of the run loop: counted against the
 //! invocation's limit, in its `generate_content` span, with usage and errors recorded.
 
+use adk_core::internal::InvocationControl as _;
 use adk_core::{InvocationContext, LlmRequest, LlmResponseStream};
 use adk_telemetry::ModelCall;
 use async_stream::try_stream;

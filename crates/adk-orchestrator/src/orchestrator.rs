@@ -59,7 +59,7 @@ pub const DEFAULT_RESULT_KEY: &str = "orchestrator_result";
 /// use serde_json::json;
 ///
 /// let orchestrator = FlexibleOrchestrator::builder("planner")
-///     .model(Arc::new(ScriptedModel::new("scripted")))
+///     .model(ScriptedModel::new("scripted"))
 ///     .processor("echo", FnProcessor::new("Repeats its task.", |input| async move {
 ///         Ok(json!(input.task.description))
 ///     }))
@@ -171,7 +171,7 @@ impl FlexibleOrchestrator {
                 let span = adk_telemetry::call_llm_span(&ctx, &model_request);
                 let model = self.model.clone();
                 let mut responses = call_model(ctx.clone(), model_request, move |request| {
-                    model.generate(request, false)
+                    model.generate(request, adk_core::StreamingMode::None)
                 })
                 .in_span(span.clone());
                 let mut answer: Option<LlmResponse> = None;
@@ -448,7 +448,8 @@ impl FlexibleOrchestratorBuilder {
     }
 
     /// The analyzer's model (required).
-    pub fn model(mut self, model: Arc<dyn Llm>) -> Self {
+    pub fn model(mut self, model: impl adk_core::IntoLlm) -> Self {
+        let model = model.into_llm();
         self.model = Some(model);
         self
     }

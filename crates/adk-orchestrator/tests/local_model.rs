@@ -16,12 +16,12 @@ use adk_core::{
     LlmRequest, RunConfig, SessionKey, SessionService,
 };
 use adk_local_model::{LocalModel, LocalModelConfig, LocalServer, ServerOptions};
-use adk_model::OpenAiModel;
+use adk_model::OpenAi;
 use adk_orchestrator::{
     AgentProcessor, AnalyzerConfig, DEFAULT_RESULT_KEY, FlexibleOrchestrator, FnProcessor,
     LoopConfig, LoopEvent, LoopResult, OrchestratorResult, RunLoopAgent, StopReason, ToolProcessor,
 };
-use adk_runner::Runner;
+use adk_runner::{RunRequest, Runner};
 use adk_session::InMemorySessionService;
 use adk_test::ClosureTool;
 use futures::TryStreamExt as _;
@@ -44,7 +44,7 @@ async fn server(ctx_size: u32) -> LocalServer {
 }
 
 fn model(server: &LocalServer) -> Arc<dyn Llm> {
-    let model = OpenAiModel::builder(server.model_name())
+    let model = OpenAi::builder(server.model_name())
         .base_url(server.base_url())
         .api_key(server.api_key())
         .prompted_tools(true)
@@ -67,14 +67,17 @@ async fn run(
     message: &str,
 ) -> (Vec<Event>, serde_json::Map<String, serde_json::Value>) {
     let sessions = Arc::new(InMemorySessionService::new());
-    let runner = Runner::builder("e2e", agent)
-        .session_service(sessions.clone())
+    let runner = Runner::builder("e2e", agent, sessions.clone())
         .auto_create_session(true)
         .build()
         .expect("the runner builds");
     let config = RunConfig::default().with_max_llm_calls(8);
     let events: Vec<Event> = runner
-        .run("user", "s1", Content::user(message), config)
+        .run_request(
+            RunRequest::new("user", "s1")
+                .message(message)
+                .run_config(config),
+        )
         .try_collect()
         .await
         .expect("the run succeeds");
@@ -129,7 +132,7 @@ async fn the_orchestrator_plans_and_runs_a_request_on_the_local_model() {
                 .with_generate_config(greedy(400)),
         )
         .processor("weather", ToolProcessor::new(weather))
-        .processor("writer", AgentProcessor::new(Arc::new(writer)))
+        .processor("writer", AgentProcessor::new(writer))
         .processor(
             "echo",
             FnProcessor::new("Repeats its task.", |input| async move {
@@ -220,7 +223,7 @@ async fn a_real_context_overflow_is_typed_and_trimmed() {
     let long = "The weather is a topic of endless conversation. ".repeat(80);
     let request = LlmRequest::new("", vec![Content::user(long.clone())]);
     let error: Error = model
-        .generate(request, false)
+        .generate(request, adk_core::StreamingMode::None)
         .try_collect::<Vec<_>>()
         .await
         .expect_err("the request is too long");
@@ -244,8 +247,7 @@ async fn a_real_context_overflow_is_typed_and_trimmed() {
         .build()
         .unwrap();
     let sessions = Arc::new(InMemorySessionService::new());
-    let runner = Runner::builder("e2e", Arc::new(agent) as Arc<dyn Agent>)
-        .session_service(sessions)
+    let runner = Runner::builder("e2e", Arc::new(agent) as Arc<dyn Agent>, sessions)
         .auto_create_session(true)
         .build()
         .unwrap();
@@ -254,7 +256,7 @@ async fn a_real_context_overflow_is_typed_and_trimmed() {
     for turn in 0..4 {
         let message = format!("Note {turn}: {chunk}");
         let _: Vec<Event> = runner
-            .run("user", "s1", Content::user(message), RunConfig::default())
+            .run("user", "s1", message)
             .try_collect()
             .await
             .expect("an earlier turn runs");
@@ -265,7 +267,7 @@ async fn a_real_context_overflow_is_typed_and_trimmed() {
         "the history overflowed on an earlier turn"
     );
     let events: Vec<Event> = runner
-        .run("user", "s1", Content::user("Say hi."), RunConfig::default())
+        .run("user", "s1", "Say hi.")
         .try_collect()
         .await
         .expect("the last turn runs");

@@ -40,7 +40,7 @@ fn orchestrator(
     config: OrchestrationConfig,
 ) -> adk_orchestrator::FlexibleOrchestratorBuilder {
     FlexibleOrchestrator::builder("planner")
-        .model(Arc::new(analyzer))
+        .model(analyzer)
         .processor("echo", echo())
         .config(config)
 }
@@ -71,7 +71,7 @@ async fn a_plan_with_dependencies_runs_phase_by_phase() {
     let agent = orchestrator(analyzer.clone(), OrchestrationConfig::default())
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Do the four steps.").await;
+    let run = AgentRun::new(agent, "Do the four steps.").await;
     assert!(run.error.is_none(), "{}", run.render());
 
     let seen = statuses(&run.events);
@@ -154,12 +154,12 @@ async fn tasks_of_a_phase_run_concurrently_up_to_the_limit() {
     for (limit, expected_most) in [(2, 2), (1, 1)] {
         let (running, most) = (Arc::default(), Arc::new(AtomicUsize::new(0)));
         let agent = FlexibleOrchestrator::builder("planner")
-            .model(Arc::new(ScriptedModel::new("analyzer").then_text(&plan)))
+            .model(ScriptedModel::new("analyzer").then_text(&plan))
             .processor("gather", gathering(limit, running, most.clone()))
             .config(OrchestrationConfig::default().with_max_concurrent(limit))
             .build()
             .unwrap();
-        let run = AgentRun::new(Arc::new(agent), "Gather.").await;
+        let run = AgentRun::new(agent, "Gather.").await;
         assert!(result_of(&run).is_success(), "{}", run.render());
         assert_eq!(most.load(Ordering::SeqCst), expected_most, "limit {limit}");
     }
@@ -191,7 +191,7 @@ async fn a_failing_task_is_retried_then_failed_while_its_siblings_complete() {
     .processor("flaky", flaky)
     .build()
     .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Try.").await;
+    let run = AgentRun::new(agent, "Try.").await;
     assert!(run.error.is_none(), "{}", run.render());
     assert_eq!(attempts.load(Ordering::SeqCst), 3);
 
@@ -259,7 +259,7 @@ async fn a_task_that_fails_once_succeeds_on_retry() {
     .processor("once", once)
     .build()
     .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Try.").await;
+    let run = AgentRun::new(agent, "Try.").await;
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
     assert_eq!(
         result_of(&run).completed_tasks["t"],
@@ -285,7 +285,7 @@ async fn an_attempt_over_the_timeout_is_stopped_and_fails_the_task() {
         .processor("stuck", stuck)
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Wait.").await;
+    let run = AgentRun::new(agent, "Wait.").await;
     let result = result_of(&run);
     let failure = &result.failed_tasks["slow"];
     assert_eq!(failure.reason, FailureReason::Timeout);
@@ -381,7 +381,7 @@ async fn an_unusable_answer_is_sent_back_until_one_plans() {
     let agent = orchestrator(analyzer.clone(), OrchestrationConfig::default())
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Plan it.").await;
+    let run = AgentRun::new(agent, "Plan it.").await;
     assert!(run.error.is_none(), "{}", run.render());
     let seen = statuses(&run.events);
     assert_eq!(
@@ -416,7 +416,7 @@ async fn demonstrations_come_before_the_request() {
         .analyzer(AnalyzerConfig::default().with_example("Do x.", "<tasks>x</tasks>"))
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Do y.").await;
+    let run = AgentRun::new(agent, "Do y.").await;
     assert!(run.error.is_none(), "{}", run.render());
     let contents: Vec<(Option<adk_core::Role>, String)> = analyzer.requests()[0]
         .contents
@@ -448,7 +448,7 @@ async fn the_run_fails_when_no_attempt_gives_a_plan() {
         .analyzer(AnalyzerConfig::default().with_max_attempts(2))
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Plan it.").await;
+    let run = AgentRun::new(agent, "Plan it.").await;
     let error = run.error.as_ref().expect("the run fails");
     assert_eq!(error.kind(), ErrorKind::Agent);
     assert!(
@@ -465,7 +465,7 @@ async fn the_run_fails_when_no_attempt_gives_a_plan() {
         .analyzer(AnalyzerConfig::default().with_max_attempts(1))
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Plan it.").await;
+    let run = AgentRun::new(agent, "Plan it.").await;
     let analysis = run
         .error
         .as_ref()
@@ -482,13 +482,13 @@ async fn the_run_fails_when_no_attempt_gives_a_plan() {
 #[tokio::test]
 async fn tool_and_agent_processors_and_an_unknown_processor() {
     let lookup = ClosureTool::shared("lookup", |ctx, args| {
-        ctx.set_state("last_lookup", args["city"].clone());
+        ctx.set_state("last_lookup", args["city"].clone())?;
         Ok(json!({"city": args["city"], "sky": "sunny"}))
     });
     let writer_model = ScriptedModel::new("writer-model").then_text("Paris is sunny today.");
     let writer = adk_flow::LlmAgent::builder("writer")
         .description("Writes the answer.")
-        .model(Arc::new(writer_model.clone()))
+        .model(writer_model.clone())
         .include_contents(adk_flow::IncludeContents::None)
         .build()
         .unwrap();
@@ -499,13 +499,13 @@ async fn tool_and_agent_processors_and_an_unknown_processor() {
       <task id="odd" type="other" processor="nobody"/>
     </tasks>"#;
     let agent = FlexibleOrchestrator::builder("planner")
-        .model(Arc::new(ScriptedModel::new("analyzer").then_text(plan)))
+        .model(ScriptedModel::new("analyzer").then_text(plan))
         .processor("weather", ToolProcessor::new(lookup))
-        .processor("writer", AgentProcessor::new(Arc::new(writer)))
+        .processor("writer", AgentProcessor::new(writer))
         .build()
         .unwrap();
     assert_eq!(agent.sub_agents()[0].name(), "writer");
-    let run = AgentRun::new(Arc::new(agent), "How is Paris?").await;
+    let run = AgentRun::new(agent, "How is Paris?").await;
     assert!(run.error.is_none(), "{}", run.render());
     let log = run.render();
     // The tool's call and response are events of the task, on its branch, with its state change.
@@ -557,7 +557,7 @@ fn building_needs_a_model_and_a_processor() {
         .unwrap();
     assert!(error.message().contains("no model"), "{error}");
     let error = FlexibleOrchestrator::builder("planner")
-        .model(Arc::new(ScriptedModel::new("m")))
+        .model(ScriptedModel::new("m"))
         .build()
         .err()
         .unwrap();
@@ -578,7 +578,7 @@ async fn the_run_is_traced_with_phase_and_task_spans() {
     )
     .build()
     .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Trace me.").await;
+    let run = AgentRun::new(agent, "Trace me.").await;
     assert!(run.error.is_none(), "{}", run.render());
     let spans = store.session_spans("test_session");
     let named = |name: &str| {

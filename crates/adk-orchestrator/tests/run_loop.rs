@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 
 fn agent(model: &ScriptedModel, config: LoopConfig) -> adk_orchestrator::RunLoopAgentBuilder {
     RunLoopAgent::builder("assistant")
-        .model(Arc::new(model.clone()))
+        .model(model.clone())
         .instruction("Help.")
         .config(config)
 }
@@ -80,7 +80,7 @@ async fn finish_after_a_tool_call_with_usage_output_and_hook() {
         .output_key("answer")
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Weather in Paris?").await;
+    let run = AgentRun::new(agent, "Weather in Paris?").await;
     let result = result_of(&run);
     assert_eq!(result.stop_reason, StopReason::Finish);
     assert_eq!(result.iterations, 2);
@@ -129,7 +129,7 @@ async fn max_iterations_stops_a_model_that_keeps_calling_tools() {
         .tool(weather())
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Loop.").await;
+    let run = AgentRun::new(agent, "Loop.").await;
     let result = result_of(&run);
     assert_eq!(result.stop_reason, StopReason::MaxIterations);
     assert_eq!(result.iterations, 2);
@@ -152,7 +152,7 @@ async fn max_iterations_stops_a_model_that_keeps_calling_tools() {
 async fn a_model_error_stops_with_error() {
     let model = ScriptedModel::new("m").then_fail("the provider is down");
     let agent = agent(&model, LoopConfig::default()).build().unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Hi.").await;
+    let run = AgentRun::new(agent, "Hi.").await;
     let result = result_of(&run);
     assert_eq!(result.stop_reason, StopReason::Error);
     assert_eq!(result.error.as_deref(), Some("model: the provider is down"));
@@ -193,7 +193,7 @@ async fn cancelling_the_invocation_aborts_the_loop() {
         .tool(canceller)
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Go.").await;
+    let run = AgentRun::new(agent, "Go.").await;
     let result = result_of(&run);
     assert_eq!(result.stop_reason, StopReason::Aborted);
     assert_eq!(result.iterations, 1);
@@ -214,7 +214,7 @@ async fn a_spent_budget_stops_before_the_next_call() {
         .tool(weather())
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Go.").await;
+    let run = AgentRun::new(agent, "Go.").await;
     let result = result_of(&run);
     assert_eq!(result.stop_reason, StopReason::BudgetExhausted);
     assert_eq!(result.usage.total_tokens, 120);
@@ -244,7 +244,7 @@ async fn a_final_answer_over_the_budget_is_finish_over_budget() {
     let agent = agent(&model, LoopConfig::default().with_token_budget(100))
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Go.").await;
+    let run = AgentRun::new(agent, "Go.").await;
     let result = result_of(&run);
     assert_eq!(result.stop_reason, StopReason::FinishOverBudget);
     assert_eq!(result.output.as_deref(), Some("A long answer."));
@@ -276,7 +276,7 @@ impl Tool for Gathering {
         Some(FunctionDeclaration::new("gather", "Waits for company."))
     }
 
-    async fn run(&self, _ctx: Arc<dyn ToolContext>, _args: Value) -> Result<Value> {
+    async fn run(&self, _ctx: ToolContext, _args: Value) -> Result<Value> {
         let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
         self.most.fetch_max(now, Ordering::SeqCst);
         if self.needed == 0 {
@@ -325,11 +325,11 @@ async fn tool_calls_run_in_parallel_up_to_the_limit_or_one_by_one() {
             &model,
             LoopConfig::default().with_max_tool_concurrency(limit),
         )
-        .strategy(Arc::new(strategy))
+        .strategy(strategy)
         .tool(tool.clone())
         .build()
         .unwrap();
-        let run = AgentRun::new(Arc::new(agent), "Gather.").await;
+        let run = AgentRun::new(agent, "Gather.").await;
         assert_eq!(result_of(&run).stop_reason, StopReason::Finish);
         assert_eq!(tool.most.load(Ordering::SeqCst), expected, "limit {limit}");
     }
@@ -342,19 +342,17 @@ async fn with_tools_disabled_none_is_offered_and_a_call_gets_an_error() {
         .then_call("gather", json!({}))
         .then_text("ok");
     let agent = agent(&model, LoopConfig::default())
-        .strategy(Arc::new(
-            DefaultStrategy::new().with_tool_use_policy(ToolUsePolicy::Disabled),
-        ))
+        .strategy(DefaultStrategy::new().with_tool_use_policy(ToolUsePolicy::Disabled))
         .tool(tool.clone())
         .build()
         .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Gather.").await;
+    let run = AgentRun::new(agent, "Gather.").await;
     assert_eq!(result_of(&run).stop_reason, StopReason::Finish);
     assert!(model.requests()[0].tools.is_empty());
     assert_eq!(tool.most.load(Ordering::SeqCst), 0);
     assert!(
         run.render().contains(
-            r#"response gather {"error":"there is no tool named 'gather'; the tools are: none"}"#
+            r#"response gather {"error":"tool 'gather' not found. Available tools: none."#
         ),
         "{}",
         run.render()
@@ -373,11 +371,11 @@ async fn a_tool_over_its_timeout_is_answered_with_an_error() {
     .tool(gathering(0))
     .build()
     .unwrap();
-    let run = AgentRun::new(Arc::new(agent), "Wait.").await;
+    let run = AgentRun::new(agent, "Wait.").await;
     assert_eq!(result_of(&run).stop_reason, StopReason::Finish);
     assert!(
         run.render().contains(
-            r#"response gather {"error":"tool 'gather' did not answer within 5s; it was stopped"}"#
+            r#"response gather {"error":"tool 'gather' did not answer within 5s and was stopped"#
         ),
         "{}",
         run.render()
@@ -478,13 +476,13 @@ async fn llama_cpp_overflow_through_the_openai_adapter_is_trimmed_and_retried() 
                 "usage": {"prompt_tokens": 900, "completion_tokens": 3, "total_tokens": 903}}),
     );
     let server = MockServer::start([overflow, completion]).await;
-    let model = adk_model::OpenAiModel::builder("local")
+    let model = adk_model::OpenAi::builder("local")
         .api_key("unused")
         .base_url(format!("{}/v1", server.base_url()))
         .build()
         .unwrap();
     let agent = RunLoopAgent::builder("assistant")
-        .model(Arc::new(model))
+        .model(model)
         .build()
         .unwrap();
     let run = AgentRun::on_session(
@@ -578,7 +576,7 @@ impl Tool for Stuck {
         Some(FunctionDeclaration::new("stuck", "Never answers."))
     }
 
-    async fn run(&self, _ctx: Arc<dyn ToolContext>, _args: Value) -> Result<Value> {
+    async fn run(&self, _ctx: ToolContext, _args: Value) -> Result<Value> {
         let _flag = DropFlag(self.dropped.clone());
         self.started.notify_one();
         futures::future::pending::<()>().await;
@@ -621,7 +619,7 @@ async fn dropping_the_stream_stops_a_running_tool() {
 fn building_needs_a_model_and_unique_tool_names() {
     assert!(RunLoopAgent::builder("a").build().is_err());
     let error = RunLoopAgent::builder("a")
-        .model(Arc::new(ScriptedModel::new("m")))
+        .model(ScriptedModel::new("m"))
         .tool(weather())
         .tool(weather())
         .build()

@@ -9,9 +9,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 
-use adk_core::{Content, RunConfig, SessionService};
+use adk_core::SessionService;
 use adk_flow::LlmAgent;
-use adk_model::{OpenAiModel, RetryPolicy};
+use adk_model::{OpenAi, RetryPolicy};
 use adk_runner::Runner;
 use adk_session::{InMemorySessionService, SqliteSessionService};
 use adk_test::{ClosureTool, MockResponse, MockServer};
@@ -62,7 +62,7 @@ fn text_answer() -> MockResponse {
 }
 
 fn runner(base_url: &str, sessions: Arc<dyn SessionService>) -> Runner {
-    let model = OpenAiModel::builder("gpt-4o-mini")
+    let model = OpenAi::builder("gpt-4o-mini")
         .api_key("bench-key")
         .base_url(base_url)
         .retry(RetryPolicy::none())
@@ -72,13 +72,12 @@ fn runner(base_url: &str, sessions: Arc<dyn SessionService>) -> Runner {
         Ok(json!({"city": args["city"], "weather": "sunny"}))
     });
     let agent = LlmAgent::builder("assistant")
-        .model(Arc::new(model))
+        .model(model)
         .instruction("You answer questions about the weather.")
         .tool(weather)
         .build()
         .expect("an agent");
-    Runner::builder("bench", Arc::new(agent))
-        .session_service(sessions)
+    Runner::builder("bench", agent, sessions)
         .auto_create_session(true)
         .build()
         .expect("a runner")
@@ -90,8 +89,7 @@ async fn invocation(runner: &Runner, session: u64) -> usize {
         .run(
             "user",
             format!("s-{session}"),
-            Content::user("What is the weather in Paris?"),
-            RunConfig::default(),
+            "What is the weather in Paris?",
         )
         .collect()
         .await;

@@ -11,18 +11,19 @@ use adk_core::{Event, Result};
 use futures::{Stream, StreamExt as _};
 use tokio_util::sync::DropGuard;
 
-use crate::runner::RunStream;
+/// The invocation's events, as the runner traces them.
+type Events = Pin<Box<dyn Stream<Item = Result<Event>> + Send + 'static>>;
 
 /// Yields `events` until they end or fail. Dropping it before then, or a failure, drops the guard,
 /// which cancels the invocation's work; a run that completes, paused or not, disarms it, as work
 /// a long-running tool started may go on after the invocation paused.
 pub(crate) struct CancelOnDrop {
     /// `None` once the run ended.
-    running: Option<(RunStream, DropGuard)>,
+    running: Option<(Events, DropGuard)>,
 }
 
 impl CancelOnDrop {
-    pub(crate) fn new(events: RunStream, guard: DropGuard) -> Self {
+    pub(crate) fn new(events: Events, guard: DropGuard) -> Self {
         Self {
             running: Some((events, guard)),
         }
@@ -66,7 +67,7 @@ mod tests {
     /// A guarded stream of `items`, and the token its guard cancels.
     fn guarded(items: Vec<Result<Event>>) -> (CancelOnDrop, CancellationToken) {
         let token = CancellationToken::new();
-        let events: RunStream = Box::pin(futures::stream::iter(items));
+        let events: Events = Box::pin(futures::stream::iter(items));
         (CancelOnDrop::new(events, token.clone().drop_guard()), token)
     }
 

@@ -25,7 +25,7 @@ use adk_core::{
     Clock, Content, Error, ErrorKind, Event, EventActions, EventCompaction, FunctionCallId, IdGen,
     InvocationContext, InvocationId, Llm, LlmRequest, PartData, Result, Role, SessionService,
 };
-use adk_flow::ContextCompactor;
+use adk_flow::internal::ContextCompactor;
 use async_trait::async_trait;
 use futures::StreamExt as _;
 
@@ -78,7 +78,8 @@ pub struct LlmSummarizer {
 
 impl LlmSummarizer {
     /// A summarizer that asks `llm` with the default prompt.
-    pub fn new(llm: Arc<dyn Llm>) -> Self {
+    pub fn new(llm: impl adk_core::IntoLlm) -> Self {
+        let llm = llm.into_llm();
         Self {
             llm,
             prompt: DEFAULT_SUMMARY_PROMPT.to_owned(),
@@ -141,7 +142,7 @@ impl fmt::Debug for LlmSummarizer {
 impl Summarizer for LlmSummarizer {
     async fn summarize(&self, events: &[&Event]) -> Result<Option<Content>> {
         let request = LlmRequest::new(self.llm.name(), vec![Content::user(self.render(events))]);
-        let mut responses = self.llm.generate(request, false);
+        let mut responses = self.llm.generate(request, adk_core::StreamingMode::None);
         while let Some(response) = responses.next().await {
             if let Some(content) = response?.content {
                 return Ok(Some(content));
@@ -204,7 +205,8 @@ pub struct CompactionConfig {
 impl CompactionConfig {
     /// A config with `summarizer` and no trigger yet: add [`sliding_window`](Self::sliding_window)
     /// or [`token_threshold`](Self::token_threshold) (the runner refuses a config without one).
-    pub fn new(summarizer: Arc<dyn Summarizer>) -> Self {
+    pub fn new(summarizer: impl IntoSummarizer) -> Self {
+        let summarizer = summarizer.into_summarizer();
         Self {
             compaction_interval: None,
             overlap_size: None,
@@ -391,10 +393,10 @@ impl ContextCompactor for OverflowCompactor {
     async fn compact_now(&self, ctx: &InvocationContext) -> Result<bool> {
         // The window is copied under the session lock, which is not held while the summary is
         // written.
-        let Some(window) = self
-            .config
-            .overflow_window(&ctx.session().events, ctx.invocation_id())
-        else {
+        let Some(window) = ctx.with_session(|session| {
+            self.config
+                .overflow_window(&session.events, ctx.invocation_id())
+        }) else {
             return Ok(false);
         };
         let Some(mut event) = self.config.summarize(&window).await? else {
@@ -524,3 +526,12 @@ fn shown_content(event: &Event) -> Option<&Content> {
         None => event.content(),
     }
 }
+
+adk_core::__into_shared!(
+    /// A [`Summarizer`] as a builder takes it: the summarizer itself, an `Arc` of it, or an
+    /// `Arc<dyn Summarizer>`.
+    IntoSummarizer,
+    into_summarizer,
+    Summarizer,
+    "`{Self}` is not a summarizer"
+);

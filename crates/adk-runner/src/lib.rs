@@ -10,15 +10,21 @@ mod persist;
 pub mod plugins;
 mod resume;
 mod rewind;
+mod run_stream;
 mod runner;
 
 pub use adk_core::{RunConfig, StreamingMode};
-pub use adk_flow::{Plugin, Plugins};
-pub use compaction::{CompactionConfig, DEFAULT_SUMMARY_PROMPT, LlmSummarizer, Summarizer};
-pub use runner::{RunRequest, RunStream, Runner, RunnerBuilder};
+pub use adk_flow::{IntoPlugin, Plugin};
+pub use compaction::{
+    CompactionConfig, DEFAULT_SUMMARY_PROMPT, IntoSummarizer, LlmSummarizer, Summarizer,
+};
+pub use run_stream::RunStream;
+pub use runner::{RunRequest, Runner, RunnerBuilder};
 
 // Runners are shared between tasks: a compile-time check that they stay `Send + Sync`.
 const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Runner>();
+    const fn assert_send<T: Send>() {}
+    assert_send::<RunStream>();
 };

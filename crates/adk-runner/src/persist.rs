@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use adk_core::internal::InvocationControl as _;
 use adk_core::{Event, InvocationContext, Result, SessionService, StateScope};
 
 /// Stores `event` (not partial) in `sessions` at the revision the invocation's session copy last
@@ -26,7 +27,9 @@ pub(crate) async fn persist_event(
     // made for storage moves into the session afterwards.
     let stored = event.clone();
     let new_revision = store(sessions, ctx, &stored).await?;
-    ctx.session_mut().apply_event(stored, new_revision);
+    ctx.with_session_mut(|session| {
+        session.apply_event(stored, new_revision);
+    });
     Ok(())
 }
 
@@ -40,7 +43,9 @@ pub(crate) async fn persist_with_stored_copy(
 ) -> Result<()> {
     stored.trim_temp_state();
     let new_revision = store(sessions, ctx, &stored).await?;
-    ctx.session_mut().apply_event(event.clone(), new_revision);
+    ctx.with_session_mut(|session| {
+        session.apply_event(event.clone(), new_revision);
+    });
     Ok(())
 }
 
@@ -50,7 +55,7 @@ async fn store(
     ctx: &InvocationContext,
     event: &Event,
 ) -> Result<u64> {
-    let revision = ctx.session().revision;
+    let revision = ctx.with_session(|session| session.revision);
     sessions
         .persist_event(ctx.session_key(), revision, event)
         .await

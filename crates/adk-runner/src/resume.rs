@@ -6,9 +6,10 @@
 //! as long-running, no user event answered it since, and no rewind undid it. A tool's own interim
 //! result (authored by the agent) does not count as the user's answer.
 
+use adk_core::internal::{AgentProgress, InvocationControl as _};
 use adk_core::{
-    AgentProgress, AgentTree, Content, Error, ErrorKind, Event, FunctionCall, FunctionCallId,
-    InvocationContext, InvocationId, Result, USER_AUTHOR,
+    AgentTree, Content, Error, ErrorKind, Event, FunctionCall, FunctionCallId, InvocationContext,
+    InvocationId, Result, USER_AUTHOR,
 };
 use serde_json::Value;
 
@@ -218,9 +219,12 @@ pub(crate) fn unanswered_calls(
 /// event records its state and starts its sub-agents afresh, and content from an agent with no
 /// state yet marks it running.
 pub(crate) fn restore_progress(ctx: &InvocationContext) {
-    let session = ctx.session();
-    let events = session
-        .events
+    ctx.with_session(|session| restore_from(ctx, &session.events));
+}
+
+/// [`restore_progress`] from the session's events.
+fn restore_from(ctx: &InvocationContext, events: &[Event]) {
+    let events = events
         .iter()
         .filter(|event| &event.invocation_id == ctx.invocation_id() && event.author != USER_AUTHOR);
     for event in events {

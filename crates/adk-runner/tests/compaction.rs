@@ -286,8 +286,7 @@ async fn a_config_without_a_trigger_is_refused() {
 #[tokio::test]
 async fn the_llm_summarizer_asks_its_model_with_the_events_rendered() {
     let model = ScriptedModel::new("summarizer").then_text("They talked about Paris.");
-    let summarizer =
-        LlmSummarizer::new(Arc::new(model.clone())).prompt("Summarize:\n{conversation_history}");
+    let summarizer = LlmSummarizer::new(model.clone()).prompt("Summarize:\n{conversation_history}");
     let question =
         Event::new(InvocationId::from("i"), "user").with_content(Content::user("Paris?"));
     let call = Event::new(InvocationId::from("i"), "agent").with_content(Content::new(

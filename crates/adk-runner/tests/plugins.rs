@@ -173,7 +173,7 @@ impl Plugin for Recorder {
         &self,
         tool: &dyn Tool,
         args: &mut Value,
-        _ctx: &dyn ToolContext,
+        _ctx: &ToolContext,
     ) -> Result<Option<Value>> {
         Ok(self
             .saw("before_tool", &format!("{} {args}", tool.name()))
@@ -184,7 +184,7 @@ impl Plugin for Recorder {
         &self,
         tool: &dyn Tool,
         _args: &Value,
-        _ctx: &dyn ToolContext,
+        _ctx: &ToolContext,
         result: &Value,
     ) -> Result<Option<Value>> {
         Ok(self
@@ -196,7 +196,7 @@ impl Plugin for Recorder {
         &self,
         tool: &dyn Tool,
         _args: &Value,
-        _ctx: &dyn ToolContext,
+        _ctx: &ToolContext,
         error: &Error,
     ) -> Result<Option<Value>> {
         Ok(self
@@ -249,8 +249,8 @@ async fn check_hooks(
 ) {
     let log = Log::default();
     let runner = runner(pinger(&model, &log))
-        .plugin(Arc::new(first(Recorder::new("first", &log))))
-        .plugin(Arc::new(second(Recorder::new("second", &log))))
+        .plugin(first(Recorder::new("first", &log)))
+        .plugin(second(Recorder::new("second", &log)))
         .build()
         .unwrap();
     check(&run(&runner, "ping").await, events);
@@ -320,10 +320,8 @@ async fn a_replaced_user_message_is_the_one_stored_and_later_plugins_do_not_see_
     let model = ScriptedModel::new("m").then_text("ok");
     let log = Log::default();
     let runner = runner(pinger(&model, &log))
-        .plugin(Arc::new(
-            Recorder::new("first", &log).answering_at("on_user_message"),
-        ))
-        .plugin(Arc::new(Recorder::new("second", &log)))
+        .plugin(Recorder::new("first", &log).answering_at("on_user_message"))
+        .plugin(Recorder::new("second", &log))
         .build()
         .unwrap();
     run(&runner, "ping").await;
@@ -558,8 +556,8 @@ async fn reflect_and_retry_turns_a_tool_error_into_guidance_for_the_model() {
         .build()
         .unwrap();
     let runner = runner(Arc::new(searcher))
-        .plugin(Arc::new(LoggingPlugin::new()))
-        .plugin(Arc::new(ReflectAndRetryPlugin::new().max_retries(2)))
+        .plugin(LoggingPlugin::new())
+        .plugin(ReflectAndRetryPlugin::new().max_retries(2))
         .build()
         .unwrap();
     check(
@@ -588,7 +586,7 @@ async fn reflect_and_retry_gives_up_past_its_retry_cap() {
         .build()
         .unwrap();
     let runner = runner(Arc::new(searcher))
-        .plugin(Arc::new(ReflectAndRetryPlugin::new().max_retries(1)))
+        .plugin(ReflectAndRetryPlugin::new().max_retries(1))
         .build()
         .unwrap();
     check(
@@ -608,8 +606,8 @@ async fn plugin_names_must_be_unique() {
     let model = ScriptedModel::new("m");
     let log = Log::default();
     let error = runner(pinger(&model, &log))
-        .plugin(Arc::new(Recorder::new("first", &log)))
-        .plugin(Arc::new(Recorder::new("first", &log)))
+        .plugin(Recorder::new("first", &log))
+        .plugin(Recorder::new("first", &log))
         .build()
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Config);

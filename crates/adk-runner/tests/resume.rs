@@ -33,7 +33,8 @@ async fn a_sequential_agent_pauses_on_a_long_running_call_and_resumes_at_that_ch
         .unwrap();
     let booker = agent("booker", &model).build().unwrap();
     let trip = SequentialAgent::builder("trip")
-        .sub_agents([Arc::new(approver) as _, Arc::new(booker) as _])
+        .sub_agent(approver)
+        .sub_agent(booker)
         .build()
         .unwrap();
     let runner = runner(Arc::new(trip)).resumable(true).build().unwrap();
@@ -116,16 +117,18 @@ async fn resuming_by_invocation_id_continues_an_interrupted_invocation() {
     let first = agent("first", &model).build().unwrap();
     let second = agent("second", &model).build().unwrap();
     let steps = SequentialAgent::builder("steps")
-        .sub_agents([Arc::new(first) as _, Arc::new(second) as _])
+        .sub_agent(first)
+        .sub_agent(second)
         .build()
         .unwrap();
     let runner = runner(Arc::new(steps)).resumable(true).build().unwrap();
-    let mut stream = Box::pin(runner.run(
-        USER,
-        SESSION,
-        Content::user("go"),
-        adk_runner::RunConfig::default(),
-    ));
+    let mut stream = Box::pin(
+        runner.run_request(
+            RunRequest::new(USER, SESSION)
+                .message("go")
+                .run_config(adk_runner::RunConfig::default()),
+        ),
+    );
     let mut seen = Vec::new();
     while let Some(event) = futures::StreamExt::next(&mut stream).await {
         let event = event.unwrap();
@@ -165,7 +168,7 @@ async fn a_loop_agent_resumes_in_the_round_it_paused_in() {
         .build()
         .unwrap();
     let rounds = LoopAgent::builder("rounds")
-        .sub_agent(Arc::new(worker))
+        .sub_agent(worker)
         .max_iterations(2)
         .build()
         .unwrap();
@@ -206,7 +209,8 @@ async fn a_parallel_agent_resumes_only_the_branch_that_paused() {
         .unwrap();
     let quick = agent("quick", &quick_model).build().unwrap();
     let fan = ParallelAgent::builder("fan")
-        .sub_agents([Arc::new(waiting) as _, Arc::new(quick) as _])
+        .sub_agent(waiting)
+        .sub_agent(quick)
         .build()
         .unwrap();
     let runner = runner(Arc::new(fan)).resumable(true).build().unwrap();
@@ -364,11 +368,11 @@ async fn pause_and_resume_work_on_sqlite_sessions() {
         .unwrap();
     let booker = agent("booker", &model).build().unwrap();
     let trip = SequentialAgent::builder("trip")
-        .sub_agents([Arc::new(approver) as _, Arc::new(booker) as _])
+        .sub_agent(approver)
+        .sub_agent(booker)
         .build()
         .unwrap();
-    let runner = runner(Arc::new(trip))
-        .session_service(Arc::new(sessions))
+    let runner = support::runner_on(trip, sessions)
         .resumable(true)
         .build()
         .unwrap();

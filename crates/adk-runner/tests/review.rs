@@ -9,13 +9,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use adk_core::{
     ArtifactService, Content, ErrorKind, Event, FunctionCall, FunctionCallId, FunctionResponse,
-    InvocationContext, LlmResponse, Part, Role, RunConfig, SessionKey, StreamingMode,
+    IntoSessionService, InvocationContext, LlmResponse, Part, Role, RunConfig, SessionKey,
+    StreamingMode,
 };
 use adk_flow::{LlmAgent, LoopAgent, Plugin};
-use adk_model::OpenAiModel;
+use adk_model::OpenAi;
 use adk_runner::plugins::LoggingPlugin;
-use adk_runner::{RunRequest, Runner, RunnerBuilder};
-use adk_session::{InMemoryArtifactService, SqliteSessionService};
+use adk_runner::{RunRequest, Runner};
+use adk_session::{InMemoryArtifactService, InMemorySessionService, SqliteSessionService};
 use adk_test::{
     AsyncTool, ClosureTool, LogCapture, MockServer, ScriptedModel, load_recording,
     openai_tool_calls_answered, shared_dir,
@@ -221,7 +222,7 @@ async fn review_16_a_plugins_replacement_message_is_checked_like_the_users() {
         .build()
         .unwrap();
     let runner = runner(Arc::new(banker))
-        .plugin(Arc::new(ForgingPlugin))
+        .plugin(ForgingPlugin)
         .build()
         .unwrap();
     let outcome = run(&runner, "hello").await;
@@ -249,7 +250,7 @@ async fn review_17_confirmations_of_calls_from_two_model_events_all_resume() {
         .build()
         .unwrap();
     let payments = LoopAgent::builder("payments")
-        .sub_agents([Arc::new(banker) as _])
+        .sub_agent(banker)
         .max_iterations(2)
         .build()
         .unwrap();
@@ -278,7 +279,7 @@ async fn review_17_confirmations_of_calls_from_two_model_events_all_resume() {
 /// `read_inbox`, which asks for the credential `mail_token` and reports what it then finds in the
 /// invocation's `temp:` state.
 fn inbox_reader() -> Arc<dyn Tool> {
-    ClosureTool::shared("read_inbox", |ctx: &dyn ToolContext, _| {
+    ClosureTool::shared("read_inbox", |ctx: &ToolContext, _| {
         match ctx.state("temp:mail_token") {
             Some(token) => Ok(json!({
                 "authorized": token["oauth2"]["accessToken"] == json!("sk-secret-token-123"),
@@ -286,9 +287,11 @@ fn inbox_reader() -> Arc<dyn Tool> {
             })),
             None => {
                 let call_id = ctx.function_call_id().cloned().unwrap();
-                ctx.actions()
-                    .requested_auth_configs
-                    .insert(call_id, json!({"credentialKey": "mail_token"}));
+                ctx.update_actions(|actions| {
+                    actions
+                        .requested_auth_configs
+                        .insert(call_id, json!({"credentialKey": "mail_token"}))
+                });
                 Ok(json!({"status": "awaiting credentials"}))
             }
         }
@@ -308,7 +311,7 @@ fn credential_answer(request: FunctionCallId, key: &str) -> FunctionResponse {
 }
 
 /// A resumable runner whose mailer asks for a credential, finished by `customize`.
-fn mail_runner(customize: impl FnOnce(RunnerBuilder) -> RunnerBuilder) -> Runner {
+fn mail_runner(sessions: impl IntoSessionService) -> Runner {
     let model = ScriptedModel::new("m")
         .then_call("read_inbox", json!({}))
         .then_text("Signed in.");
@@ -316,7 +319,8 @@ fn mail_runner(customize: impl FnOnce(RunnerBuilder) -> RunnerBuilder) -> Runner
         .tool(inbox_reader())
         .build()
         .unwrap();
-    customize(runner(Arc::new(mailer)).resumable(true))
+    support::runner_on(mailer, sessions)
+        .resumable(true)
         .build()
         .unwrap()
 }
@@ -336,7 +340,7 @@ async fn sign_in(runner: &Runner, key: &str) -> support::Outcome {
 
 #[tokio::test]
 async fn review_18_the_credential_key_comes_from_the_stored_request_not_the_client() {
-    let runner = mail_runner(|builder| builder);
+    let runner = mail_runner(InMemorySessionService::new());
     // The client names another key, hoping to plant a value the app reads elsewhere.
     let answered = sign_in(&runner, "admin_token").await;
     let result = &answered
@@ -358,7 +362,7 @@ async fn review_06_credentials_answered_by_the_client_never_reach_the_database()
     let sessions = SqliteSessionService::open(dir.path().join("sessions.db"))
         .await
         .unwrap();
-    let runner = mail_runner(|builder| builder.session_service(Arc::new(sessions)));
+    let runner = mail_runner(sessions);
     let answered = sign_in(&runner, "mail_token").await;
     let authorized = answered
         .events
@@ -411,7 +415,7 @@ async fn review_08_loaded_artifacts_reach_the_model() {
         .then_call("load_artifacts", json!({"artifact_names": ["report.txt"]}))
         .then_text("Revenue was 42 million.");
     let analyst = agent("analyst", &model)
-        .tool(Arc::new(LoadArtifactsTool::new()))
+        .tool(LoadArtifactsTool::new())
         .build()
         .unwrap();
     let runner = runner(Arc::new(analyst))
@@ -437,7 +441,7 @@ async fn review_08_loaded_artifacts_reach_the_model() {
 #[tokio::test]
 async fn review_19_a_custom_tool_cannot_transfer_past_the_transfer_rules() {
     // `route` passes on whatever team the model names, unchecked.
-    let route = ClosureTool::shared("route", |ctx: &dyn ToolContext, args| {
+    let route = ClosureTool::shared("route", |ctx: &ToolContext, args| {
         ctx.transfer_to_agent(args["team"].as_str().unwrap_or_default());
         Ok(json!({"routed": true}))
     });
@@ -449,12 +453,12 @@ async fn review_19_a_custom_tool_cannot_transfer_past_the_transfer_rules() {
     // `admin` sits below `billing`: the help desk may hand over to billing, never to admin.
     let admin = agent("admin", &admin_model).build().unwrap();
     let billing = agent("billing", &billing_model)
-        .sub_agent(Arc::new(admin))
+        .sub_agent(admin)
         .build()
         .unwrap();
     let helpdesk = agent("helpdesk", &helpdesk_model)
         .tool(route)
-        .sub_agent(Arc::new(billing))
+        .sub_agent(billing)
         .build()
         .unwrap();
     let runner = runner(Arc::new(helpdesk)).build().unwrap();
@@ -491,7 +495,7 @@ async fn review_21_the_logging_plugin_logs_tool_arguments_only_when_content_capt
         let model = model();
         let clerk = agent("clerk", &model).tool(lookup()).build().unwrap();
         let runner = runner(Arc::new(clerk))
-            .plugin(Arc::new(LoggingPlugin::new()))
+            .plugin(LoggingPlugin::new())
             .build()
             .unwrap();
         let logs = LogCapture::start();
@@ -521,7 +525,7 @@ async fn review_07_a_turn_after_one_cancelled_mid_tool_call_still_reaches_the_mo
     // The recorded call, then the recorded answer; the server rejects a request with an
     // unanswered tool call as OpenAI does.
     let server = MockServer::replay_checked(&exchanges, openai_tool_calls_answered).await;
-    let model = OpenAiModel::builder("gpt-4o-mini")
+    let model = OpenAi::builder("gpt-4o-mini")
         .api_key("test-key")
         .base_url(server.base_url())
         .build()
@@ -529,7 +533,7 @@ async fn review_07_a_turn_after_one_cancelled_mid_tool_call_still_reaches_the_mo
     // `multiply` never finishes: the user gives up and the client drops the run.
     let multiply = AsyncTool::shared("multiply", std::future::pending);
     let calculator = LlmAgent::builder("calculator")
-        .model(Arc::new(model))
+        .model(model)
         .tool(multiply)
         .build()
         .unwrap();

@@ -27,7 +27,7 @@ impl Plugin for SaveDrafts {
         &self,
         _tool: &dyn Tool,
         args: &Value,
-        ctx: &dyn ToolContext,
+        ctx: &ToolContext,
         _result: &Value,
     ) -> Result<Option<Value>> {
         let text = args["text"].as_str().unwrap_or_default();
@@ -47,18 +47,18 @@ async fn rewind_sets_state_and_artifacts_back_to_before_the_invocation() {
     // `note` keeps the color in session state; the second time also a new key, the user's name in
     // user state and a scratch key in temp state.
     let note = ClosureTool::shared("note", |ctx, args| {
-        ctx.set_state("color", args["color"].clone());
+        ctx.set_state("color", args["color"].clone())?;
         if args["color"] == json!("blue") {
-            ctx.set_state("size", json!("large"));
-            ctx.set_state("user:name", json!("Ada"));
-            ctx.set_state("temp:scratch", json!(1));
+            ctx.set_state("size", json!("large"))?;
+            ctx.set_state("user:name", json!("Ada"))?;
+            ctx.set_state("temp:scratch", json!(1))?;
         }
         Ok(json!({"saved": true}))
     });
     let saver = agent("saver", &model).tool(note).build().unwrap();
     let runner = runner(Arc::new(saver))
         .artifact_service(artifacts.clone())
-        .plugin(Arc::new(SaveDrafts))
+        .plugin(SaveDrafts)
         .build()
         .unwrap();
     run(&runner, "Note red").await;

@@ -38,10 +38,7 @@ async fn an_agent_transferred_to_keeps_the_next_turn() {
         .description("Refunds.")
         .build()
         .unwrap();
-    let root = agent("desk", &model)
-        .sub_agent(Arc::new(billing))
-        .build()
-        .unwrap();
+    let root = agent("desk", &model).sub_agent(billing).build().unwrap();
     let runner = runner(Arc::new(root)).build().unwrap();
 
     check(
@@ -72,10 +69,7 @@ async fn an_agent_that_may_not_return_to_its_parent_gives_the_turn_back_to_the_r
         .disallow_transfer_to_parent(true)
         .build()
         .unwrap();
-    let root = agent("desk", &model)
-        .sub_agent(Arc::new(billing))
-        .build()
-        .unwrap();
+    let root = agent("desk", &model).sub_agent(billing).build().unwrap();
     let runner = runner(Arc::new(root)).build().unwrap();
     run(&runner, "refund").await;
     check(
@@ -229,10 +223,7 @@ async fn a_session_changed_elsewhere_ends_the_run_with_a_stale_session_error() {
         }))
         .build()
         .unwrap();
-    let runner = runner(Arc::new(pinger))
-        .plugin(Arc::new(Interloper))
-        .build()
-        .unwrap();
+    let runner = runner(Arc::new(pinger)).plugin(Interloper).build().unwrap();
     let outcome = run(&runner, "ping").await;
     assert!(outcome.events.is_empty(), "{}", outcome.render());
     assert_eq!(outcome.error.unwrap().kind(), ErrorKind::StaleSession);
@@ -260,7 +251,7 @@ impl Plugin for BlockTools {
         &self,
         _tool: &dyn Tool,
         _args: &mut Value,
-        ctx: &dyn ToolContext,
+        ctx: &ToolContext,
     ) -> Result<Option<Value>> {
         let token = ctx.cancellation().clone();
         let (cancelled, notify) = (self.cancelled.clone(), self.notify.clone());
@@ -285,14 +276,13 @@ async fn dropping_the_stream_cancels_the_run_and_stores_nothing_more() {
     let cancelled = Arc::new(AtomicBool::new(false));
     let notify = Arc::new(tokio::sync::Notify::new());
     let runner = runner(Arc::new(pinger))
-        .plugin(Arc::new(BlockTools {
+        .plugin(BlockTools {
             cancelled: cancelled.clone(),
             notify: notify.clone(),
-        }))
+        })
         .build()
         .unwrap();
-    let mut stream =
-        Box::pin(runner.run(USER, SESSION, Content::user("ping"), RunConfig::default()));
+    let mut stream = Box::pin(runner.run(USER, SESSION, "ping"));
     let call = stream.next().await.unwrap().unwrap();
     assert_eq!(call.function_calls().count(), 1);
     let blocked = tokio::time::timeout(Duration::from_millis(50), stream.next()).await;
@@ -337,8 +327,7 @@ async fn runs_are_stored_in_sqlite_with_the_state_delta_of_the_message() {
         .unwrap();
     let model = ScriptedModel::new("m").then_text("Noted.");
     let root = Arc::new(agent("root", &model).output_key("answer").build().unwrap());
-    let runner = Runner::builder(APP, root)
-        .session_service(sessions.clone())
+    let runner = Runner::builder(APP, root, sessions.clone())
         .ids(Arc::new(SequentialIds::default()))
         .clock(Arc::new(StepClock::default()))
         .build()
@@ -447,10 +436,7 @@ async fn a_function_response_goes_to_the_agent_that_made_the_call() {
         }))
         .build()
         .unwrap();
-    let root = agent("desk", &model)
-        .sub_agent(Arc::new(billing))
-        .build()
-        .unwrap();
+    let root = agent("desk", &model).sub_agent(billing).build().unwrap();
     let runner = runner(Arc::new(root)).build().unwrap();
     let first = run(&runner, "refund please").await;
     let call = support::call_id(&first.events, "ask_approval");

@@ -66,7 +66,7 @@ async fn security_untrusted_state_tools_may_not_write_app_state_when_the_app_for
     let remember = || {
         ClosureTool::shared("remember", |ctx, args| {
             let key = args["key"].as_str().unwrap_or_default();
-            ctx.set_state(key, args["value"].clone());
+            ctx.set_state(key, args["value"].clone())?;
             Ok(json!({"stored": key}))
         })
     };
@@ -132,7 +132,7 @@ async fn security_mcp_a_server_tool_named_like_a_local_tool_is_refused() {
     let local = ClosureTool::shared("get_weather", |_, _| Ok(json!({"weather": "sunny"})));
     let forecaster = agent("forecaster", &model)
         .tool(local)
-        .toolset(Arc::new(ShadowingToolset))
+        .toolset(ShadowingToolset)
         .build()
         .unwrap();
     let runner = runner(Arc::new(forecaster)).build().unwrap();
@@ -161,9 +161,7 @@ async fn security_bounded_reads_an_oversized_artifact_is_not_loaded_into_the_req
         .then_call("load_artifacts", json!({"artifact_names": ["upload.txt"]}))
         .then_text("It is too large to read.");
     let reader = agent("reader", &model)
-        .tool(Arc::new(
-            adk_tool::builtin::LoadArtifactsTool::new().max_artifact_bytes(1024 * 1024),
-        ))
+        .tool(adk_tool::builtin::LoadArtifactsTool::new().max_artifact_bytes(1024 * 1024))
         .build()
         .unwrap();
     let runner = runner(Arc::new(reader))
@@ -210,7 +208,7 @@ fn echoing_error(status: u16, secrets: &[&str]) -> adk_test::MockResponse {
 /// ended with, if any.
 async fn run_logged(agent: Arc<dyn adk_core::Agent>, config: RunConfig) -> Option<adk_core::Error> {
     let runner = runner(agent)
-        .plugin(Arc::new(adk_runner::plugins::LoggingPlugin::new()))
+        .plugin(adk_runner::plugins::LoggingPlugin::new())
         .build()
         .unwrap();
     let outcome = run_with(&runner, adk_core::Content::user("What is 6 * 7?"), config).await;
@@ -219,7 +217,7 @@ async fn run_logged(agent: Arc<dyn adk_core::Agent>, config: RunConfig) -> Optio
 
 #[tokio::test]
 async fn security_secrets_no_key_or_token_reaches_a_log_a_span_an_error_or_debug_output() {
-    use adk_model::{GeminiModel, OpenAiModel, RetryPolicy};
+    use adk_model::{Gemini, OpenAi, RetryPolicy};
     use adk_test::{LogCapture, MockServer};
     use adk_tool::mcp::McpToolset;
 
@@ -240,7 +238,7 @@ async fn security_secrets_no_key_or_token_reaches_a_log_a_span_an_error_or_debug
         echoing_error(401, &[OPENAI_KEY, AZURE_KEY]),
     ])
     .await;
-    let openai_builder = OpenAiModel::builder("gpt-test")
+    let openai_builder = OpenAi::builder("gpt-test")
         .api_key(OPENAI_KEY)
         .header("api-key", AZURE_KEY)
         .base_url(provider.base_url())
@@ -279,7 +277,7 @@ async fn security_secrets_no_key_or_token_reaches_a_log_a_span_an_error_or_debug
 
     // Gemini, refused with an echo.
     let gemini_server = MockServer::start([echoing_error(403, &[GEMINI_KEY])]).await;
-    let gemini_builder = GeminiModel::builder("gemini-test")
+    let gemini_builder = Gemini::builder("gemini-test")
         .api_key(GEMINI_KEY)
         .base_url(gemini_server.base_url())
         .retry(RetryPolicy::none());

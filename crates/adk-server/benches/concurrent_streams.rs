@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use adk_core::SessionService;
 use adk_flow::LlmAgent;
-use adk_model::{OpenAiModel, RetryPolicy};
+use adk_model::{OpenAi, RetryPolicy};
 use adk_runner::Runner;
 use adk_server::{Server, ServerConfig};
 use adk_session::SqliteSessionService;
@@ -58,19 +58,18 @@ async fn serve(model_url: &str) {
             .await
             .expect("a SQLite session store"),
     );
-    let model = OpenAiModel::builder("gpt-4o-mini")
+    let model = OpenAi::builder("gpt-4o-mini")
         .api_key("bench-key")
         .base_url(model_url)
         .retry(RetryPolicy::none())
         .build()
         .expect("a model");
     let agent = LlmAgent::builder("weather_agent")
-        .model(Arc::new(model))
+        .model(model)
         .instruction("You answer questions about the weather.")
         .build()
         .expect("an agent");
-    let runner = Runner::builder(APP, Arc::new(agent))
-        .session_service(sessions)
+    let runner = Runner::builder(APP, agent, sessions)
         .build()
         .expect("a runner");
     // The benchmark measures how many streams one server holds, so the run limit (64 by default,

@@ -1,8 +1,6 @@
 //! With the `a2a` feature, the server mounts each app's A2A server at `/a2a/{app}`, behind the
 //! same authorizer as every other route.
 
-use std::sync::Arc;
-
 use adk_a2a::types::{Message, MessageSendParams, Part, Role, SendMessageResult, TaskState};
 use adk_a2a::{A2aClient, A2aError, ClientConfig};
 use adk_flow::LlmAgent;
@@ -16,11 +14,10 @@ async fn apps_are_served_over_a2a_under_their_name() {
     let model = ScriptedModel::new("scripted").then_text("Bonjour !");
     let agent = LlmAgent::builder("greeter")
         .description("Greets in French.")
-        .model(Arc::new(model))
+        .model(model)
         .build()
         .unwrap();
-    let runner = Runner::builder("french", Arc::new(agent))
-        .session_service(Arc::new(InMemorySessionService::new()))
+    let runner = Runner::builder("french", agent, InMemorySessionService::new())
         .build()
         .unwrap();
     let server = Server::builder()

@@ -26,7 +26,10 @@ pub use session_lock::{
     DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_POOL_SIZE, PostgresSessionLocks, PostgresSettings,
 };
 pub use session_lock::{
-    DEFAULT_LOCK_WAIT, LocalSessionLocks, LockError, SessionLease, SessionLocks, is_pool_exhausted,
+    DEFAULT_LOCK_WAIT, LocalSessionLocks, LockError, SessionLease, SessionLocks,
 };
+// For the server only (it answers an exhausted pool with 503): not part of the API.
+#[doc(hidden)]
+pub use session_lock::is_pool_exhausted;
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteMemoryService, SqliteSessionService};

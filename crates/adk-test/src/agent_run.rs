@@ -4,9 +4,10 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use adk_core::internal::InvocationControl as _;
 use adk_core::{
-    Agent, Content, Error, Event, InvocationContext, PartData, RunConfig, Session, SessionKey,
-    USER_AUTHOR,
+    Content, Error, Event, IntoAgent, InvocationContext, PartData, RunConfig, Services, Session,
+    SessionKey, USER_AUTHOR,
 };
 use futures::StreamExt as _;
 
@@ -26,7 +27,7 @@ pub struct AgentRun {
 
 impl AgentRun {
     /// Runs `agent` on a fresh session with `message`, with deterministic ids and clock.
-    pub async fn new(agent: Arc<dyn Agent>, message: &str) -> Self {
+    pub async fn new(agent: impl IntoAgent, message: &str) -> Self {
         let session = Session::new(SessionKey::new("test_app", "test_user", "test_session"));
         Self::on_session(agent, session, Content::user(message), RunConfig::default()).await
     }
@@ -34,14 +35,18 @@ impl AgentRun {
     /// Runs `agent` on `session` with `message` and `config`, appending the user's message and
     /// every non-partial event to the session as they come, as the runner does.
     pub async fn on_session(
-        agent: Arc<dyn Agent>,
+        agent: impl IntoAgent,
         mut session: Session,
         message: Content,
         config: RunConfig,
     ) -> Self {
+        let agent = agent.into_agent();
         let ids = Arc::new(SequentialIds::default());
         let clock = Arc::new(StepClock::default());
         let invocation_id = adk_core::IdGen::invocation_id(ids.as_ref());
+        let mut services = Services::default();
+        services.ids = ids.clone();
+        services.clock = clock.clone();
         let user_event = Event::with_seams(
             invocation_id.clone(),
             USER_AUTHOR,
@@ -55,8 +60,7 @@ impl AgentRun {
             .invocation_id(invocation_id)
             .user_content(message)
             .run_config(config)
-            .ids(ids)
-            .clock(clock)
+            .services(services)
             .build()
         {
             Ok(ctx) => ctx,
@@ -75,9 +79,10 @@ impl AgentRun {
             match item {
                 Ok(event) => {
                     if !event.is_partial() {
-                        let mut session = ctx.session_mut();
-                        let revision = session.revision + 1;
-                        session.apply_event(event.clone(), revision);
+                        ctx.with_session_mut(|session| {
+                            let revision = session.revision + 1;
+                            session.apply_event(event.clone(), revision);
+                        });
                     }
                     events.push(event);
                 }
@@ -88,7 +93,7 @@ impl AgentRun {
             }
         }
         drop(stream);
-        let session = ctx.session().clone();
+        let session = ctx.with_session(Session::clone);
         Self {
             events,
             session,

@@ -8,7 +8,7 @@ use adk_tool::{Tool, ToolContext};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-type Body = dyn Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync;
+type Body = dyn Fn(&ToolContext, Value) -> Result<Value> + Send + Sync;
 
 /// A tool named as asked whose run is a closure of its context and arguments; it takes any object
 /// as arguments.
@@ -33,7 +33,7 @@ impl ClosureTool {
     /// A tool named `name` that runs `body`.
     pub fn shared(
         name: &str,
-        body: impl Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
+        body: impl Fn(&ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
     ) -> Arc<dyn Tool> {
         Arc::new(Self {
             name: name.to_owned(),
@@ -45,7 +45,7 @@ impl ClosureTool {
     /// A long-running tool named `name` that runs `body`; a `null` result means "no answer yet".
     pub fn long_running(
         name: &str,
-        body: impl Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
+        body: impl Fn(&ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
     ) -> Arc<dyn Tool> {
         Arc::new(Self {
             name: name.to_owned(),
@@ -76,8 +76,8 @@ impl Tool for ClosureTool {
         self.long_running
     }
 
-    async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
-        (self.body)(ctx.as_ref(), args)
+    async fn run(&self, ctx: ToolContext, args: Value) -> Result<Value> {
+        (self.body)(&ctx, args)
     }
 }
 
@@ -128,7 +128,7 @@ where
         Some(FunctionDeclaration::new(&self.name, "an async test tool"))
     }
 
-    async fn run(&self, _ctx: Arc<dyn ToolContext>, _args: Value) -> Result<Value> {
+    async fn run(&self, _ctx: ToolContext, _args: Value) -> Result<Value> {
         (self.body)().await
     }
 }

@@ -20,12 +20,12 @@ pub mod python_peers;
 pub mod recording;
 mod replay;
 mod run_outcome;
-mod scripted_model;
 mod seams;
 mod shared;
 mod skip;
 mod strategies;
 
+pub use adk_core::testing::ScriptedModel;
 pub use agent_run::{AgentRun, render_events};
 pub use cache::{cache_dir, install_once};
 pub use closure_tool::{AsyncTool, ClosureTool};
@@ -37,7 +37,6 @@ pub use replay::{
     BodyEnd, ChunkGate, MockResponse, MockServer, ReceivedRequest, openai_tool_calls_answered,
 };
 pub use run_outcome::RunOutcome;
-pub use scripted_model::ScriptedModel;
 pub use seams::{SequentialIds, StepClock};
 pub use shared::{SHARED_DIR_ENV, package_dir, shared_dir, shared_file};
 pub use skip::{SKIPPED_MARKER, report_skipped, skipped_line};

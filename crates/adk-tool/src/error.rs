@@ -77,13 +77,24 @@ impl fmt::Display for ToolErrorKind {
 /// let source = error.downcast_source::<ToolError>().unwrap();
 /// assert_eq!(source.kind(), ToolErrorKind::Timeout);
 /// ```
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
+#[derive(Debug)]
 pub struct ToolError {
     kind: ToolErrorKind,
     message: String,
-    #[source]
     source: Option<BoxError>,
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The cause a message already states is skipped, so a chain prints each cause once.
+impl std::error::Error for ToolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        adk_core::cause_after(&self.message, self.source.as_deref()?)
+    }
 }
 
 impl ToolError {
@@ -94,6 +105,11 @@ impl ToolError {
             message: message.into(),
             source: None,
         }
+    }
+
+    /// The error that caused this one, downcast to `E`, when it is one.
+    pub fn downcast_source<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.source.as_deref()?.downcast_ref::<E>()
     }
 
     /// Attaches the lower-layer error that caused this one.
@@ -115,7 +131,6 @@ impl ToolError {
 
 impl From<ToolError> for adk_core::Error {
     fn from(error: ToolError) -> Self {
-        let message = error.message.clone();
-        adk_core::Error::new(error.kind.core_kind(), message).with_source(error)
+        adk_core::Error::from_source(error.kind.core_kind(), error)
     }
 }

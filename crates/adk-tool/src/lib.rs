@@ -19,7 +19,7 @@ pub use function_tool::{
     FunctionToolBuilder, ToolFunction,
 };
 pub use schema::{parameters_schema, simplify_schema};
-pub use tool::{Tool, Toolset};
+pub use tool::{IntoTool, IntoToolset, Tool, Toolset};
 pub use toolset::{FilteredToolset, ToolFilter, ToolPredicate, ToolsetExt};
 pub use validate::ArgumentValidator;
 

@@ -31,7 +31,7 @@ pub trait Tool: Send + Sync {
     }
 
     /// Changes the model request before it is sent. By default it adds the tool's declaration.
-    async fn process_request(&self, ctx: &dyn ToolContext, request: &mut LlmRequest) -> Result<()> {
+    async fn process_request(&self, ctx: &ToolContext, request: &mut LlmRequest) -> Result<()> {
         let _ = ctx;
         if let Some(declaration) = self.declaration() {
             request.append_tools([declaration]);
@@ -40,7 +40,7 @@ pub trait Tool: Send + Sync {
     }
 
     /// Runs the tool on the arguments the model gave.
-    async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value>;
+    async fn run(&self, ctx: ToolContext, args: Value) -> Result<Value>;
 }
 
 /// A source of tools, asked once per invocation (an MCP server, a generated API client, ...).
@@ -57,3 +57,34 @@ pub trait Toolset: Send + Sync {
         Ok(())
     }
 }
+
+adk_core::__into_shared!(
+    /// A [`Tool`] as a builder takes it: the tool itself, an `Arc` of it, or an `Arc<dyn Tool>`.
+    ///
+    /// ```
+    /// use adk_tool::{FunctionTool, IntoTool, ToolContext};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Args {}
+    ///
+    /// async fn ping(_args: Args) -> Result<&'static str, String> {
+    ///     Ok("pong")
+    /// }
+    ///
+    /// let tool = FunctionTool::new("ping", "Answers pong.", ping).into_tool();
+    /// assert_eq!(tool.name(), "ping");
+    /// ```
+    IntoTool,
+    into_tool,
+    Tool,
+    "`{Self}` is not a tool: make it one with `#[adk::tool]` or `FunctionTool::new`"
+);
+
+adk_core::__into_shared!(
+    /// A [`Toolset`] as a builder takes it: the toolset itself, an `Arc` of it, or an
+    /// `Arc<dyn Toolset>`.
+    IntoToolset,
+    into_toolset,
+    Toolset,
+    "`{Self}` is not a toolset"
+);

@@ -3,10 +3,10 @@
 mod support;
 
 use adk_core::{Content, ErrorKind, FunctionResponse, LlmRequest, MemoryEntry, Part, Role};
+use adk_tool::Tool;
 use adk_tool::builtin::{
     LoadArtifactsTool, LoadMemoryTool, PreloadMemoryTool, exit_loop, get_user_choice,
 };
-use adk_tool::{Tool, ToolContext};
 use serde_json::{Value, json};
 use support::{InMemoryArtifacts, InMemoryMemory, Setup, TestToolContext};
 
@@ -16,7 +16,7 @@ async fn exit_loop_escalates_and_skips_summarization() {
     let ctx = TestToolContext::plain();
     let result = tool.run(ctx.clone(), json!({})).await.unwrap();
     assert_eq!(result, Value::Null);
-    let actions = ctx.actions();
+    let actions = ctx.take_actions();
     assert_eq!(actions.escalate, Some(true));
     assert_eq!(actions.skip_summarization, Some(true));
     insta::assert_json_snapshot!(tool.declaration().unwrap());
@@ -32,7 +32,7 @@ async fn get_user_choice_is_long_running_and_skips_summarization() {
         .await
         .unwrap();
     assert_eq!(result, Value::Null);
-    assert_eq!(ctx.actions().skip_summarization, Some(true));
+    assert_eq!(ctx.take_actions().skip_summarization, Some(true));
     insta::assert_json_snapshot!(tool.declaration().unwrap());
 }
 
@@ -77,7 +77,7 @@ async fn load_memory_searches_with_the_query() {
 async fn load_memory_declares_itself_and_tells_the_model_about_memory() {
     let tool = LoadMemoryTool::new();
     let mut request = LlmRequest::default();
-    tool.process_request(TestToolContext::plain().as_ref(), &mut request)
+    tool.process_request(&TestToolContext::plain(), &mut request)
         .await
         .unwrap();
     insta::assert_json_snapshot!(request);
@@ -106,9 +106,7 @@ async fn preload_memory_adds_what_memory_knows_to_the_instruction() {
     assert!(tool.declaration().is_none());
     let mut request = LlmRequest::default();
     request.append_instructions(["You are helpful."]);
-    tool.process_request(ctx.as_ref(), &mut request)
-        .await
-        .unwrap();
+    tool.process_request(&ctx, &mut request).await.unwrap();
     assert_eq!(*memory.queries.lock(), ["what is my cat called?"]);
     assert!(request.tools.is_empty());
     insta::assert_snapshot!(request.system_instruction.unwrap());
@@ -122,7 +120,7 @@ async fn preload_memory_leaves_the_request_alone_when_nothing_matches() {
         .build();
     let mut request = LlmRequest::default();
     PreloadMemoryTool::new()
-        .process_request(ctx.as_ref(), &mut request)
+        .process_request(&ctx, &mut request)
         .await
         .unwrap();
     assert_eq!(request, LlmRequest::default());
@@ -143,9 +141,7 @@ async fn load_artifacts_lists_the_artifacts_in_the_instruction() {
     let ctx = Setup::default().artifacts(artifacts).build();
     let tool = LoadArtifactsTool::new();
     let mut request = LlmRequest::default();
-    tool.process_request(ctx.as_ref(), &mut request)
-        .await
-        .unwrap();
+    tool.process_request(&ctx, &mut request).await.unwrap();
     assert_eq!(request.tools[0].name, "load_artifacts");
     assert!(request.contents.is_empty());
     insta::assert_json_snapshot!(request);
@@ -180,9 +176,7 @@ async fn load_artifacts_answers_with_the_names_and_the_next_request_carries_them
             [Part::function_response(response)],
         )],
     );
-    tool.process_request(ctx.as_ref(), &mut request)
-        .await
-        .unwrap();
+    tool.process_request(&ctx, &mut request).await.unwrap();
     assert_eq!(request.contents.len(), 3);
     let report = &request.contents[1];
     assert_eq!(report.parts[0].as_text(), Some("Artifact report.txt is:"));

@@ -47,7 +47,7 @@ struct Weather {
     summary: String,
 }
 
-async fn get_weather(_ctx: Arc<dyn ToolContext>, args: WeatherArgs) -> Result<Weather, String> {
+async fn get_weather(_ctx: ToolContext, args: WeatherArgs) -> Result<Weather, String> {
     if args.place.city == "Atlantis" {
         return Err("Atlantis is under water; pick a city on land".to_owned());
     }
@@ -90,7 +90,7 @@ async fn the_declaration_carries_the_generated_schema() {
         .build();
     insta::assert_json_snapshot!(tool.declaration().unwrap());
     let mut request = LlmRequest::default();
-    tool.process_request(TestToolContext::plain().as_ref(), &mut request)
+    tool.process_request(&TestToolContext::plain(), &mut request)
         .await
         .unwrap();
     assert_eq!(request.tools.len(), 1);
@@ -165,7 +165,7 @@ struct Divide {
     denominator: i64,
 }
 
-async fn divide(_ctx: Arc<dyn ToolContext>, args: Divide) -> Result<i64, String> {
+async fn divide(_ctx: ToolContext, args: Divide) -> Result<i64, String> {
     Ok(args.numerator / args.denominator)
 }
 
@@ -200,7 +200,7 @@ struct Sleep {
     millis: u64,
 }
 
-async fn sleep(_ctx: Arc<dyn ToolContext>, args: Sleep) -> Result<&'static str, String> {
+async fn sleep(_ctx: ToolContext, args: Sleep) -> Result<&'static str, String> {
     tokio::time::sleep(Duration::from_millis(args.millis)).await;
     Ok("awake")
 }
@@ -254,7 +254,7 @@ async fn a_call_needing_confirmation_asks_for_it_first() {
     let response = tool.run(ctx.clone(), json!({"amount": 500})).await.unwrap();
     assert_eq!(response, json!({"error": CONFIRMATION_REQUIRED_MESSAGE}));
     assert_eq!(calls.load(Ordering::SeqCst), 0);
-    let actions = ctx.actions();
+    let actions = ctx.take_actions();
     let requested = &actions.requested_tool_confirmations["call-1"];
     assert!(!requested.confirmed);
     assert_eq!(
@@ -271,7 +271,7 @@ async fn the_predicate_decides_which_calls_need_confirmation() {
     let ctx = TestToolContext::plain();
     let response = tool.run(ctx.clone(), json!({"amount": 5})).await.unwrap();
     assert_eq!(response, json!({"sent": 5}));
-    assert!(ctx.actions().requested_tool_confirmations.is_empty());
+    assert!(ctx.take_actions().requested_tool_confirmations.is_empty());
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
@@ -288,7 +288,12 @@ async fn a_confirmed_call_runs_and_a_rejected_one_does_not() {
         .await
         .unwrap();
     assert_eq!(response, json!({"error": CONFIRMATION_REJECTED_MESSAGE}));
-    assert!(rejected.actions().requested_tool_confirmations.is_empty());
+    assert!(
+        rejected
+            .take_actions()
+            .requested_tool_confirmations
+            .is_empty()
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
@@ -336,13 +341,13 @@ async fn tools_see_and_change_state() {
     struct Remember {
         fact: String,
     }
-    async fn remember(ctx: Arc<dyn ToolContext>, args: Remember) -> adk_core::Result<Value> {
-        ctx.set_state("user:fact", json!(args.fact));
+    async fn remember(ctx: ToolContext, args: Remember) -> adk_core::Result<Value> {
+        ctx.set_state("user:fact", args.fact)?;
         Ok(json!({"stored": ctx.state("user:fact")}))
     }
     let tool = FunctionTool::new("remember", "Remembers a fact.", remember);
     let ctx = TestToolContext::plain();
     let result = tool.run(ctx.clone(), json!({"fact": "tea"})).await.unwrap();
     assert_eq!(result, json!({"stored": "tea"}));
-    assert_eq!(ctx.actions().state_delta["user:fact"], json!("tea"));
+    assert_eq!(ctx.take_actions().state_delta["user:fact"], json!("tea"));
 }

@@ -11,8 +11,8 @@ use adk_test::mcp_servers::{HttpEverything, installed};
 use adk_tool::mcp::McpToolset;
 use adk_tool::{CONFIRMATION_REQUIRED_MESSAGE, ToolErrorKind, ToolFilter, Toolset};
 use serde_json::json;
-use support::TestToolContext;
 use support::mcp_calls::{call, find, names, tool_error, tools_of};
+use support::{Readonly as _, TestToolContext};
 
 fn everything_over_stdio() -> McpToolset {
     McpToolset::stdio("node", [installed().everything(), "stdio".to_owned()])
@@ -253,7 +253,7 @@ async fn calls_can_require_confirmation() {
         .unwrap();
     assert_eq!(response, json!({"error": CONFIRMATION_REQUIRED_MESSAGE}));
     assert!(
-        adk_tool::ToolContext::actions(ctx.as_ref())
+        ctx.take_actions()
             .requested_tool_confirmations
             .contains_key("call-1")
     );

@@ -2,8 +2,6 @@
 //! break it are refused with a message naming the field, and no JSON value makes the validator or
 //! a function tool panic. Each property runs `CASES` generated cases.
 
-use std::sync::Arc;
-
 mod support;
 
 use adk_tool::{ArgumentValidator, FunctionTool, Tool, ToolContext};
@@ -62,12 +60,12 @@ struct Forecast {
     units: Option<String>,
 }
 
-async fn forecast(_ctx: Arc<dyn ToolContext>, args: Forecast) -> Result<String, String> {
+async fn forecast(_ctx: ToolContext, args: Forecast) -> Result<String, String> {
     Ok(format!("{} days in {}", args.days, args.city))
 }
 
 /// A tool context for calling a tool outside a flow; a plain call reads none of it.
-fn context() -> Arc<dyn ToolContext> {
+fn context() -> ToolContext {
     support::TestToolContext::plain()
 }
 

@@ -10,7 +10,7 @@ use adk_tool::{FunctionTool, Tool, ToolFilter, Toolset, ToolsetExt};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use support::TestToolContext;
+use support::{Readonly as _, TestToolContext};
 
 #[derive(Deserialize, JsonSchema)]
 struct Path {

@@ -1,10 +1,55 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// What a program writes, at the root: the agents, the runner, tools, models, and the vocabulary
+// of their inputs and outputs. Everything else stays in the modules below.
 #[doc(inline)]
-pub use adk_core::*;
+pub use adk_core::{
+    Agent, Content, Error, ErrorKind, Event, Llm, Part, Result, Role, RunConfig, Session,
+    StreamingMode,
+};
+#[doc(inline)]
+pub use adk_flow::{AgentTool, CustomAgent, LlmAgent, LoopAgent, ParallelAgent, SequentialAgent};
+#[doc(inline)]
+pub use adk_macros::tool;
+#[cfg(feature = "gemini")]
+#[doc(inline)]
+pub use adk_model::Gemini;
+#[cfg(feature = "openai")]
+#[doc(inline)]
+pub use adk_model::OpenAi;
+#[doc(inline)]
+pub use adk_runner::{RunRequest, RunStream, Runner};
+#[doc(inline)]
+pub use adk_tool::{FunctionTool, Tool, ToolContext};
 
-/// The vocabulary and contracts (`adk-core`).
+/// One `use` for a program: the agents, the runner, tools, the models, messages and events, and
+/// the stream extension traits that read a run's events.
+///
+/// ```
+/// use adk::prelude::*;
+///
+/// let message = Content::from("Hello");
+/// assert_eq!(message.role, Some(Role::User));
+/// ```
+pub mod prelude {
+    #[cfg(feature = "gemini")]
+    #[doc(no_inline)]
+    pub use crate::Gemini;
+    #[cfg(feature = "openai")]
+    #[doc(no_inline)]
+    pub use crate::OpenAi;
+    #[doc(no_inline)]
+    pub use crate::{
+        Agent, AgentTool, Content, Event, FunctionTool, LlmAgent, LoopAgent, ParallelAgent, Role,
+        RunConfig, RunRequest, Runner, SequentialAgent, StreamingMode, Tool, ToolContext,
+    };
+    #[doc(no_inline)]
+    pub use futures::{StreamExt as _, TryStreamExt as _};
+}
+
+/// The vocabulary and contracts (`adk-core`): content, events, state, sessions, the `Agent` and
+/// `Llm` traits, contexts, service traits, errors.
 pub mod core {
     #[doc(inline)]
     pub use adk_core::*;
@@ -44,6 +89,28 @@ pub mod runner {
 pub mod telemetry {
     #[doc(inline)]
     pub use adk_telemetry::*;
+}
+
+/// Test doubles for your agents' tests (feature `test-util`): [`ScriptedModel`](testing::ScriptedModel)
+/// answers from a script, so that tests run without a key or a network.
+///
+/// ```
+/// use adk::prelude::*;
+/// use adk::testing::ScriptedModel;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> adk::Result<()> {
+/// let model = ScriptedModel::new("scripted").then_text("Hello, Ada!");
+/// let agent = LlmAgent::builder("greeter").model(model.clone()).build()?;
+/// let runner = Runner::in_memory("app", agent)?;
+/// assert_eq!(runner.run("ada", "s1", "Hi").final_text().await?, "Hello, Ada!");
+/// assert_eq!(model.requests().len(), 1);
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "test-util")]
+pub mod testing {
+    #[doc(inline)]
+    pub use adk_core::testing::*;
 }
 
 /// The HTTP server: ADK's REST + SSE API and the dev UI (`adk-server`, feature `server`).
@@ -86,4 +153,13 @@ pub mod orchestrator {
 pub mod a2a {
     #[doc(inline)]
     pub use adk_a2a::*;
+}
+
+/// What the code `#[adk::tool]` writes names; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use async_trait;
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
 }

@@ -3,11 +3,8 @@
 //!
 //! Run it interactively with the `adk` command line: `cargo run -p adk-cli -- run confirmation`.
 
-use std::sync::Arc;
-
-use adk::flow::LlmAgent;
-use adk::tool::{FunctionTool, ToolContext};
-use adk::{Agent, Llm, Result};
+use adk::core::IntoLlm;
+use adk::prelude::*;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -24,22 +21,21 @@ pub struct Transfer {
     pub amount_eur: f64,
 }
 
-async fn transfer_money(
-    ctx: Arc<dyn ToolContext>,
-    transfer: Transfer,
-) -> std::result::Result<Value, String> {
+/// Sends the money: a fixed record of what was sent, in the session's state.
+async fn transfer_money(ctx: ToolContext, transfer: Transfer) -> adk::Result<Value> {
     let sent = ctx
         .state("sent_eur")
         .and_then(|value| value.as_f64())
         .unwrap_or(0.0);
-    ctx.set_state("sent_eur", json!(sent + transfer.amount_eur));
+    ctx.set_state("sent_eur", sent + transfer.amount_eur)?;
     Ok(
         json!({"status": "sent", "recipient": transfer.recipient, "amount_eur": transfer.amount_eur}),
     )
 }
 
-/// The banking agent on `model`.
-pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
+/// The banking agent on `model`. The tool is built with `FunctionTool::builder`, which sets
+/// when a call needs the user's confirmation.
+pub fn root_agent(model: impl IntoLlm) -> adk::Result<LlmAgent> {
     let tool = FunctionTool::builder(
         "transfer_money",
         "Sends money to a recipient. Transfers above 100 euros need the user's confirmation.",
@@ -47,11 +43,10 @@ pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
     )
     .require_confirmation_if(|transfer: &Transfer| transfer.amount_eur > 100.0)
     .build();
-    let agent = LlmAgent::builder("banker")
+    LlmAgent::builder("banker")
         .description("Sends money for the user.")
         .model(model)
         .instruction("You send money with transfer_money. Tell the user what happened.")
-        .tool(Arc::new(tool))
-        .build()?;
-    Ok(Arc::new(agent))
+        .tool(tool)
+        .build()
 }

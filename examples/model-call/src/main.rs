@@ -1,7 +1,7 @@
 //! One model call, no agent: `OPENAI_BASE_URL=http://127.0.0.1:8000/v1 cargo run -p model-call -- "Why is the sky blue?"`.
 //!
 //! It sends the prompt (the arguments, or a default question) to an OpenAI-compatible server
-//! (OpenAI, vLLM, llama.cpp, Ollama, OpenRouter) through `adk_model::OpenAiModel`, prints the answer
+//! (OpenAI, vLLM, llama.cpp, Ollama, OpenRouter) through `adk_model::OpenAi`, prints the answer
 //! as it streams, then the finish reason and the token counts. Settings come from the environment:
 //!
 //! | variable          | meaning                                  | default        |
@@ -17,8 +17,8 @@
 
 use std::io::Write as _;
 
-use adk_core::{Content, Llm, LlmRequest};
-use adk_model::OpenAiModel;
+use adk_core::{Content, Llm, LlmRequest, StreamingMode};
+use adk_model::OpenAi;
 use anyhow::Context as _;
 use futures::StreamExt as _;
 
@@ -49,12 +49,10 @@ async fn main() -> anyhow::Result<()> {
         prompt
     };
 
-    let model = OpenAiModel::builder(&model_name)
-        .build()
-        .context("setting up the OpenAI-compatible model")?;
+    let model = OpenAi::new(&model_name).context("setting up the OpenAI-compatible model")?;
     let request = LlmRequest::new(model_name.clone(), vec![Content::user(prompt)]);
 
-    let mut responses = model.generate(request, true);
+    let mut responses = model.generate(request, StreamingMode::Sse);
     let mut stdout = std::io::stdout();
     while let Some(response) = responses.next().await {
         let response = response.with_context(|| format!("calling {model_name}"))?;

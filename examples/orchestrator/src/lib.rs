@@ -17,14 +17,12 @@
 //! me a note.", it answers with the demonstrated plan, which then runs in two phases; asked other
 //! things, its plans are often not plans, and the run says so after three attempts.
 
-use std::sync::Arc;
-
+use adk::Result;
+use adk::core::{GenerateContentConfig, IntoLlm};
 use adk::orchestrator::{
     AgentProcessor, AnalyzerConfig, FlexibleOrchestrator, FnProcessor, LoopConfig,
     OrchestrationConfig, RetryConfig, RunLoopAgent, TaskInput, ToolProcessor,
 };
-use adk::tool::FunctionTool;
-use adk::{Agent, GenerateContentConfig, Llm, Result};
 use quickstart::get_weather;
 use serde_json::{Value, json};
 
@@ -74,12 +72,12 @@ pub fn packing_list(input: &TaskInput) -> Value {
 }
 
 /// The orchestrator on `model`: the analyzer, and the writer's run loop, use it.
-pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
-    let weather = ToolProcessor::new(Arc::new(FunctionTool::new(
-        "get_weather",
-        "Looks up the sky and the temperature in one city.",
-        get_weather,
-    )));
+pub fn root_agent(model: impl IntoLlm) -> Result<FlexibleOrchestrator> {
+    let model = model.into_llm();
+    let weather = ToolProcessor::new(get_weather).with_description(
+        "Looks up the sky and the temperature in one city. Give its arguments as metadata \
+         items: city.",
+    );
     let packing = FnProcessor::new(
         "Makes a packing list from the weather tasks it depends on.",
         |input| async move { Ok(packing_list(&input)) },
@@ -101,13 +99,13 @@ pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
                 .with_token_budget(8_000)
                 // The writer needs only its task, the last message on its branch.
                 .with_transform_context(|history| async move {
-                    Ok(Arc::new(history.last().cloned().into_iter().collect()))
+                    Ok(Vec::from_iter(history.last().cloned()).into())
                 }),
         )
         .build()?;
     let mut planning = quiet;
     planning.max_output_tokens = Some(600);
-    let orchestrator = FlexibleOrchestrator::builder("trip_planner")
+    FlexibleOrchestrator::builder("trip_planner")
         .description("Plans a trip briefing: weather per city, a packing list, and a note.")
         .model(model)
         .analyzer(
@@ -117,12 +115,11 @@ pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
         )
         .processor("weather", weather)
         .processor("packing", packing)
-        .processor("writer", AgentProcessor::new(Arc::new(writer)))
+        .processor("writer", AgentProcessor::new(writer))
         .config(
             OrchestrationConfig::default()
                 .with_max_concurrent(4)
                 .with_retry(RetryConfig::new(2)),
         )
-        .build()?;
-    Ok(Arc::new(orchestrator))
+        .build()
 }

@@ -1,9 +1,8 @@
 //! The example on a scripted model: a two-city plan runs its lookups, the packing list and the
 //! note, and the answer shows the note.
 
-use std::sync::Arc;
-
-use adk_test::{AgentRun, ScriptedModel};
+use adk::testing::ScriptedModel;
+use adk_test::AgentRun;
 
 #[tokio::test]
 async fn a_two_city_trip_is_planned_and_run() {
@@ -16,7 +15,7 @@ async fn a_two_city_trip_is_planned_and_run() {
     let model = ScriptedModel::new("scripted")
         .then_text(plan)
         .then_text("Pack an umbrella for Tokyo and sunglasses for Paris.");
-    let agent = orchestrator::root_agent(Arc::new(model.clone())).unwrap();
+    let agent = orchestrator::root_agent(model.clone()).unwrap();
     let run = AgentRun::new(agent, "Paris and Tokyo next week: what should I pack?").await;
     assert!(run.error.is_none(), "{}", run.render());
     let answer = run.events.last().unwrap().text().unwrap();

@@ -3,17 +3,17 @@
 //!
 //! Run it interactively with the `adk` command line: `cargo run -p adk-cli -- run pipeline`.
 
-use std::sync::Arc;
-
-use adk::flow::{LlmAgent, LoopAgent, ParallelAgent, SequentialAgent};
+use adk::core::IntoLlm;
+use adk::prelude::*;
 use adk::tool::builtin::exit_loop;
-use adk::{Agent, Llm, Result};
 
 /// The app name sessions of this example are stored under.
 pub const APP_NAME: &str = "pipeline";
 
 /// The pipeline on `model`.
-pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
+pub fn root_agent(model: impl IntoLlm) -> adk::Result<SequentialAgent> {
+    // One model for every agent of the pipeline, shared.
+    let model = model.into_llm();
     let facts = LlmAgent::builder("fact_finder")
         .model(model.clone())
         .instruction("List three facts about the user's topic, one line each.")
@@ -26,7 +26,8 @@ pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
         .build()?;
     let research = ParallelAgent::builder("research")
         .description("Finds facts and an angle at the same time.")
-        .sub_agents([Arc::new(facts) as Arc<dyn Agent>, Arc::new(angles)])
+        .sub_agent(facts)
+        .sub_agent(angles)
         .build()?;
     let writer = LlmAgent::builder("writer")
         .model(model.clone())
@@ -42,17 +43,18 @@ pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
             "Critique this draft in one sentence:\n{draft}\nIf it is good enough, call exit_loop \
              instead of writing a critique.",
         )
-        .tool(Arc::new(exit_loop()))
+        .tool(exit_loop())
         .output_key("critique")
         .build()?;
     let refine = LoopAgent::builder("refine")
         .description("Writes and critiques until the critic is satisfied, three rounds at most.")
-        .sub_agents([Arc::new(writer) as Arc<dyn Agent>, Arc::new(critic)])
+        .sub_agent(writer)
+        .sub_agent(critic)
         .max_iterations(3)
         .build()?;
-    let pipeline = SequentialAgent::builder("writing_pipeline")
+    SequentialAgent::builder("writing_pipeline")
         .description("Researches a topic, then writes about it.")
-        .sub_agents([Arc::new(research) as Arc<dyn Agent>, Arc::new(refine)])
-        .build()?;
-    Ok(Arc::new(pipeline))
+        .sub_agent(research)
+        .sub_agent(refine)
+        .build()
 }

@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use adk::eval::{
-    EvalError, EvaluationResult, Invocation, Metric, MetricInput, PerInvocationResult,
+    EvalError, EvaluationResult, IntoMetric as _, Invocation, Metric, MetricInput,
+    PerInvocationResult,
 };
 use serde_json::Value;
 
@@ -107,5 +108,5 @@ impl Metric for SkyWordGrounded {
 
 /// The quickstart's custom metrics, by name, for an evaluator or the command line.
 pub fn metrics() -> Vec<(String, Arc<dyn Metric>)> {
-    vec![(SKY_WORD_GROUNDED.to_owned(), Arc::new(SkyWordGrounded))]
+    vec![(SKY_WORD_GROUNDED.to_owned(), SkyWordGrounded.into_metric())]
 }

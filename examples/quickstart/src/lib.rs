@@ -4,23 +4,12 @@
 
 pub mod eval;
 
-use std::sync::Arc;
-
-use adk::flow::LlmAgent;
-use adk::tool::{FunctionTool, ToolContext};
-use adk::{Agent, Llm, Result};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use adk::core::IntoLlm;
+use adk::prelude::*;
+use serde::Serialize;
 
 /// The app name sessions of this example are stored under.
 pub const APP_NAME: &str = "quickstart";
-
-/// The arguments of `get_weather`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct WeatherRequest {
-    /// The city to report on, for example "Paris".
-    pub city: String,
-}
 
 /// What `get_weather` reports.
 #[derive(Debug, Serialize)]
@@ -33,45 +22,40 @@ pub struct WeatherReport {
     pub celsius: f64,
 }
 
-/// Reports the weather of a few cities from a fixed table, and remembers the last city asked.
+/// Returns the sky and the temperature in a city.
+#[adk::tool]
 pub async fn get_weather(
-    ctx: Arc<dyn ToolContext>,
-    request: WeatherRequest,
-) -> std::result::Result<WeatherReport, String> {
-    let (sky, celsius) = match request.city.to_lowercase().as_str() {
+    ctx: ToolContext,
+    /// The city to report on, for example "Paris".
+    city: String,
+) -> Result<WeatherReport, String> {
+    // A fixed table: the example is about the agent, not about a weather service.
+    let (sky, celsius) = match city.to_lowercase().as_str() {
         "paris" => ("sunny", 21.0),
         "london" => ("cloudy", 16.5),
         "tokyo" => ("rainy", 19.0),
         "new york" => ("windy", 12.0),
         _ => {
             return Err(format!(
-                "no weather data for {}; try Paris, London, Tokyo or New York",
-                request.city
+                "no weather data for {city}; try Paris, London, Tokyo or New York"
             ));
         }
     };
-    ctx.set_state("user:last_city", serde_json::json!(request.city));
-    Ok(WeatherReport {
-        city: request.city,
-        sky,
-        celsius,
-    })
+    // The instruction shows the last city to the model, from the user's state.
+    ctx.set_state("user:last_city", &city)
+        .map_err(|error| error.to_string())?;
+    Ok(WeatherReport { city, sky, celsius })
 }
 
 /// The weather agent on `model`.
-pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
-    let agent = LlmAgent::builder("weather_agent")
+pub fn root_agent(model: impl IntoLlm) -> adk::Result<LlmAgent> {
+    LlmAgent::builder("weather_agent")
         .description("Answers questions about the weather in a city.")
         .model(model)
         .instruction(
             "You answer questions about the weather. Call get_weather for the city the user asks \
              about, then answer in one short sentence. The user last asked about: {user:last_city?}.",
         )
-        .tool(Arc::new(FunctionTool::new(
-            "get_weather",
-            "Returns the sky and the temperature in a city.",
-            get_weather,
-        )))
-        .build()?;
-    Ok(Arc::new(agent))
+        .tool(get_weather)
+        .build()
 }

@@ -10,11 +10,10 @@
 //! take about a minute.
 
 use std::path::Path;
-use std::sync::Arc;
 
+use adk::RunConfig;
 use adk::eval::{EvalConfig, EvalSet, Evaluator};
-use adk::model::OpenAiModel;
-use adk::{Llm, RunConfig};
+use adk::model::OpenAi;
 use adk_local_model::{LocalModel, LocalModelConfig, ProgressEvent};
 use quickstart::eval::{SKY_WORD_GROUNDED, metrics};
 
@@ -36,14 +35,12 @@ async fn the_quickstart_eval_set_holds_its_floor_on_the_local_model() {
         .await
         .expect("the local model is ready");
     let server = local.start().await.expect("the server starts");
-    let model: Arc<dyn Llm> = Arc::new(
-        OpenAiModel::builder(server.model_name())
-            .base_url(server.base_url())
-            .api_key(server.api_key())
-            .prompted_tools(true)
-            .build()
-            .expect("the adapter builds"),
-    );
+    let model = OpenAi::builder(server.model_name())
+        .base_url(server.base_url())
+        .api_key(server.api_key())
+        .prompted_tools(true)
+        .build()
+        .expect("the adapter builds");
 
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("eval");
     let set = EvalSet::load(dir.join("quickstart.evalset.json"))

@@ -1,17 +1,10 @@
 //! Invocations through adk-rs against the loopback Gemini mock: each a new in-memory session, two
 //! model calls (a `get_weather` call, then the answer) and one tool call. See the crate docs.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use adk::flow::LlmAgent;
-use adk::model::GeminiModel;
-use adk::runner::Runner;
-use adk::session::InMemorySessionService;
-use adk::tool::FunctionTool;
-use adk::{Content, RunConfig, StreamingMode};
+use adk::prelude::*;
 use adk_perf::{ClientArgs, MODEL, QUESTION, report, weather};
-use futures::StreamExt as _;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -30,26 +23,22 @@ async fn get_weather(args: City) -> Result<serde_json::Value, String> {
 async fn main() {
     let started = Instant::now();
     let args = ClientArgs::from_env();
-    let model = GeminiModel::builder(MODEL)
+    let model = Gemini::builder(MODEL)
         .api_key("perf-key")
         .base_url(&args.url)
         .build()
         .expect("a Gemini model");
     let agent = LlmAgent::builder("weather_agent")
-        .model(Arc::new(model))
+        .model(model)
         .instruction("You answer questions about the weather.")
-        .tool(Arc::new(FunctionTool::new(
+        .tool(FunctionTool::new(
             "get_weather",
             "Returns the weather in a city.",
             get_weather,
-        )))
+        ))
         .build()
         .expect("an agent");
-    let runner = Runner::builder("perf", Arc::new(agent))
-        .session_service(Arc::new(InMemorySessionService::new()))
-        .auto_create_session(true)
-        .build()
-        .expect("a runner");
+    let runner = Runner::in_memory("perf", agent).expect("a runner");
     let config = RunConfig::default().with_streaming_mode(if args.sse {
         StreamingMode::Sse
     } else {
@@ -60,9 +49,10 @@ async fn main() {
             let runner = &runner;
             let config = config.clone();
             async move {
-                let events =
-                    runner.run("user", format!("s{index}"), Content::user(QUESTION), config);
-                let mut events = std::pin::pin!(events);
+                let request = RunRequest::new("user", format!("s{index}"))
+                    .message(QUESTION)
+                    .run_config(config);
+                let mut events = runner.run_request(request);
                 let mut answered = false;
                 while let Some(event) = events.next().await {
                     let event = event.expect("the invocation succeeds");

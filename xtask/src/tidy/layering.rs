@@ -1,7 +1,7 @@
 //! The layering check: workspace crates depend only down the layer table in ARCHITECTURE.md.
 //!
 //! ```text
-//! L0   adk-core
+//! L0   adk-core, adk-macros
 //! L1   adk-telemetry, adk-model, adk-tool, adk-session, adk-local-model
 //! L2   adk-flow
 //! L3   adk-runner, adk-orchestrator, adk-config
@@ -51,6 +51,8 @@ impl fmt::Display for Tier {
 /// the server and the facade), anything else is an app.
 pub const LAYER_TABLE: &[(&str, Tier)] = &[
     ("adk-core", Tier::Layer(0)),
+    // The procedural macros depend on no workspace crate; the code they write names the facade.
+    ("adk-macros", Tier::Layer(0)),
     ("adk-telemetry", Tier::Layer(1)),
     ("adk-model", Tier::Layer(1)),
     ("adk-tool", Tier::Layer(1)),

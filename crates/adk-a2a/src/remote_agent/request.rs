@@ -11,8 +11,11 @@ use crate::types::{Message, Part, Role, TaskState};
 
 /// The message for this run of remote agent `agent`; `None` when there is nothing new to send.
 pub(super) fn message_for(ctx: &InvocationContext, agent: &str) -> Option<Message> {
-    let session = ctx.session();
-    let events = &session.events;
+    ctx.with_session(|session| message_from(&session.events, agent))
+}
+
+/// [`message_for`] from the session's events.
+fn message_from(events: &[Event], agent: &str) -> Option<Message> {
     if let Some(message) = answers_to_calls(events, agent) {
         return Some(message);
     }

@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 
 use adk_a2a::A2aServer;
-use adk_core::{Agent, Content, Event, Result, RunConfig};
+use adk_core::{Agent, Content, Event, Result};
 use adk_runner::Runner;
 use adk_session::InMemorySessionService;
 use adk_test::MockResponse;
@@ -20,8 +20,7 @@ use tokio::process::{Child, Command};
 
 /// A runner of `agent` in app `app`, with sessions in memory, created on first use.
 pub fn runner(app: &str, agent: Arc<dyn Agent>) -> Runner {
-    Runner::builder(app, agent)
-        .session_service(Arc::new(InMemorySessionService::new()))
+    Runner::builder(app, agent, InMemorySessionService::new())
         .auto_create_session(true)
         .build()
         .unwrap()
@@ -43,10 +42,7 @@ pub async fn serve(runner: Runner) -> String {
 /// Runs `message` through `runner` in session `session` of user `ada`, collecting the events, or
 /// the error that ended the run.
 pub async fn run(runner: &Runner, session: &str, message: &str) -> Result<Vec<Event>> {
-    runner
-        .run("ada", session, Content::user(message), RunConfig::default())
-        .try_collect()
-        .await
+    runner.run("ada", session, message).try_collect().await
 }
 
 /// The events of a run up to the error that ended it, and that error.
@@ -56,7 +52,7 @@ pub async fn run_until_error(
     message: Content,
 ) -> (Vec<Event>, Option<adk_core::Error>) {
     let mut events = Vec::new();
-    let mut stream = std::pin::pin!(runner.run("ada", session, message, RunConfig::default()));
+    let mut stream = std::pin::pin!(runner.run("ada", session, message));
     while let Some(item) = stream.next().await {
         match item {
             Ok(event) => events.push(event),
@@ -238,8 +234,8 @@ pub fn payments_agent(name: &str) -> (Arc<dyn Agent>, Arc<std::sync::atomic::Ato
         .then_text("Sent 500.");
     let agent = adk_flow::LlmAgent::builder(name)
         .description("Sends money.")
-        .model(Arc::new(model))
-        .tool(Arc::new(tool))
+        .model(model)
+        .tool(tool)
         .build()
         .unwrap();
     (Arc::new(agent), transfers)

@@ -141,10 +141,9 @@ pub async fn load_error(loader: &AgentLoader, path: impl AsRef<Path>) -> ConfigE
 
 /// A runner of `root` on in-memory services, with deterministic ids and clock.
 pub fn runner(root: Arc<dyn Agent>) -> Runner {
-    Runner::builder(APP, root)
-        .session_service(Arc::new(InMemorySessionService::new()))
-        .artifact_service(Arc::new(InMemoryArtifactService::new()))
-        .memory_service(Arc::new(InMemoryMemoryService::new()))
+    Runner::builder(APP, root, InMemorySessionService::new())
+        .artifact_service(InMemoryArtifactService::new())
+        .memory_service(InMemoryMemoryService::new())
         .auto_create_session(true)
         .ids(Arc::new(SequentialIds::default()))
         .clock(Arc::new(StepClock::default()))

@@ -48,7 +48,8 @@ pub struct LlmJudge {
 
 impl LlmJudge {
     /// A judge asking `llm`, greedy (temperature 0).
-    pub fn new(llm: Arc<dyn Llm>) -> Self {
+    pub fn new(llm: impl adk_core::IntoLlm) -> Self {
+        let llm = llm.into_llm();
         let mut config = GenerateContentConfig::default();
         config.temperature = Some(0.0);
         Self { llm, config }
@@ -76,7 +77,7 @@ impl Judge for LlmJudge {
         request.config = self.config.clone();
         let responses: Vec<_> = self
             .llm
-            .generate(request, false)
+            .generate(request, adk_core::StreamingMode::None)
             .try_collect()
             .await
             .map_err(|error| {
@@ -153,3 +154,12 @@ pub(crate) async fn samples(
     }
     answers
 }
+
+adk_core::__into_shared!(
+    /// A [`Judge`] as a builder takes it: the judge itself, an `Arc` of it, or an
+    /// `Arc<dyn Judge>`.
+    IntoJudge,
+    into_judge,
+    Judge,
+    "`{Self}` is not a judge"
+);

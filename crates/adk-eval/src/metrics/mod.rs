@@ -27,7 +27,7 @@ use crate::config::Criterion;
 use crate::error::EvalError;
 use crate::eval_set::{EvalCase, Invocation};
 
-pub use judge::{Judge, LlmJudge};
+pub use judge::{IntoJudge, Judge, LlmJudge};
 pub use rouge::{RougeScore, rouge_tokens, rouge1};
 pub use rubrics::RubricMetric;
 pub use trajectory::{MatchType, ToolTrajectory};
@@ -349,3 +349,12 @@ impl Metric for ResponseMatch {
         Ok(EvaluationResult::mean_of(results, threshold))
     }
 }
+
+adk_core::__into_shared!(
+    /// A [`Metric`] as a builder takes it: the metric itself, an `Arc` of it, or an
+    /// `Arc<dyn Metric>`.
+    IntoMetric,
+    into_metric,
+    Metric,
+    "`{Self}` is not an eval metric"
+);

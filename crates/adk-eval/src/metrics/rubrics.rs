@@ -48,7 +48,8 @@ pub struct RubricMetric {
 
 impl RubricMetric {
     /// `rubric_based_final_response_quality_v1`, judged by `judge`.
-    pub fn final_response_quality(judge: Arc<dyn Judge>) -> Self {
+    pub fn final_response_quality(judge: impl crate::IntoJudge) -> Self {
+        let judge = judge.into_judge();
         Self {
             judge,
             subject: Subject::FinalResponse,
@@ -56,7 +57,8 @@ impl RubricMetric {
     }
 
     /// `rubric_based_tool_use_quality_v1`, judged by `judge`.
-    pub fn tool_use_quality(judge: Arc<dyn Judge>) -> Self {
+    pub fn tool_use_quality(judge: impl crate::IntoJudge) -> Self {
+        let judge = judge.into_judge();
         Self {
             judge,
             subject: Subject::ToolUse,

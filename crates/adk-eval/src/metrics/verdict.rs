@@ -19,7 +19,8 @@ pub struct FinalResponseMatchV2 {
 
 impl FinalResponseMatchV2 {
     /// The metric, judged by `judge`.
-    pub fn new(judge: Arc<dyn Judge>) -> Self {
+    pub fn new(judge: impl crate::IntoJudge) -> Self {
+        let judge = judge.into_judge();
         Self { judge }
     }
 }

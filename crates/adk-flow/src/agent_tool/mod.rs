@@ -4,9 +4,10 @@ mod forwarding_artifacts;
 
 use std::sync::Arc;
 
+use adk_core::internal::InvocationControl as _;
 use adk_core::{
-    Agent, AgentTree, Content, Error, ErrorKind, Event, FunctionDeclaration, InvocationContext,
-    Result, Session, SessionKey, StateScope, USER_AUTHOR,
+    Agent, AgentTree, Content, Error, ErrorKind, Event, FunctionDeclaration, IntoAgent,
+    InvocationContext, Result, Services, Session, SessionKey, StateScope, USER_AUTHOR,
 };
 use adk_tool::{ArgumentValidator, Tool, ToolContext};
 use async_trait::async_trait;
@@ -28,16 +29,15 @@ use forwarding_artifacts::ForwardingArtifacts;
 /// multiply it.
 ///
 /// ```
-/// use std::sync::Arc;
+/// use adk_core::testing::ScriptedModel;
 /// use adk_flow::{AgentTool, LlmAgent};
-/// use adk_test::ScriptedModel;
 ///
 /// let summarizer = LlmAgent::builder("summarizer")
 ///     .description("Summarizes a text.")
-///     .model(Arc::new(ScriptedModel::new("scripted")))
+///     .model(ScriptedModel::new("scripted"))
 ///     .build()
 ///     .unwrap();
-/// let tool = AgentTool::new(Arc::new(summarizer)).skip_summarization(true);
+/// let tool = AgentTool::new(summarizer).skip_summarization(true);
 /// assert_eq!(adk_tool::Tool::name(&tool), "summarizer");
 /// ```
 pub struct AgentTool {
@@ -49,7 +49,8 @@ pub struct AgentTool {
 
 impl AgentTool {
     /// A tool that runs `agent`.
-    pub fn new(agent: Arc<dyn Agent>) -> Self {
+    pub fn new(agent: impl IntoAgent) -> Self {
+        let agent = agent.into_agent();
         let input_validator = agent
             .downcast_ref::<LlmAgent>()
             .and_then(LlmAgent::input_schema)
@@ -124,9 +125,9 @@ impl Tool for AgentTool {
         Some(FunctionDeclaration::new(self.name(), self.description()).with_parameters(parameters))
     }
 
-    async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
+    async fn run(&self, ctx: ToolContext, args: Value) -> Result<Value> {
         let message = self.message(&args)?;
-        let parent = ctx.callback_context().invocation();
+        let parent = ctx.invocation();
         let child_ctx = child_invocation(parent, self.agent.clone(), message)?;
         let mut last_text = None;
         let mut events = self.agent.clone().run(child_ctx.clone());
@@ -135,20 +136,23 @@ impl Tool for AgentTool {
             if event.is_partial() {
                 continue;
             }
-            for (key, value) in &event.actions.state_delta {
-                ctx.set_state(key, value.clone());
-            }
-            // The agent saved these in the caller's session (see `ForwardingArtifacts`); the
-            // caller's event records them.
-            ctx.actions()
-                .artifact_delta
-                .extend(event.actions.artifact_delta.clone());
+            // The agent's state changes and the artifacts it saved in the caller's session (see
+            // `ForwardingArtifacts`) are recorded in the caller's event.
+            ctx.update_actions(|actions| {
+                actions
+                    .state_delta
+                    .extend(event.actions.state_delta.clone());
+                actions
+                    .artifact_delta
+                    .extend(event.actions.artifact_delta.clone());
+            });
             if let Some(text) = event.text() {
                 last_text = Some(text);
             }
-            let mut session = child_ctx.session_mut();
-            let revision = session.revision + 1;
-            session.apply_event(event, revision);
+            child_ctx.with_session_mut(|session| {
+                let revision = session.revision + 1;
+                session.apply_event(event, revision);
+            });
         }
         if self.skip_summarization {
             ctx.skip_summarization();
@@ -183,13 +187,14 @@ fn child_invocation(
         key.user_id.clone(),
         parent.ids().session_id(),
     ));
-    session.state = parent
-        .session()
-        .state
-        .iter()
-        .filter(|(key, _)| StateScope::of(key) != StateScope::Temp)
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
+    session.state = parent.with_session(|caller| {
+        caller
+            .state
+            .iter()
+            .filter(|(key, _)| StateScope::of(key) != StateScope::Temp)
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect()
+    });
     // The message opens the child session, as the runner stores a user's message.
     let invocation_id = parent.ids().invocation_id();
     let message_event = Event::with_seams(
@@ -200,19 +205,19 @@ fn child_invocation(
     )
     .with_content(message.clone());
     session.apply_event(message_event, 1);
-    let mut builder = InvocationContext::builder(agent.clone(), session)
+    let mut services = Services::default();
+    services.ids = parent.services().ids.clone();
+    services.clock = parent.services().clock.clone();
+    services.memory_service = parent.memory_service().cloned();
+    services.artifact_service = parent.artifact_service().map(|artifacts| {
+        Arc::new(ForwardingArtifacts::new(artifacts.clone(), key.clone()))
+            as Arc<dyn adk_core::ArtifactService>
+    });
+    InvocationContext::builder(agent.clone(), session)
         .nested_in(parent)
+        .services(services)
         .invocation_id(invocation_id)
         .agent_tree(AgentTree::new(agent)?)
-        .user_content(message);
-    if let Some(artifacts) = parent.artifact_service() {
-        builder = builder.artifact_service(Arc::new(ForwardingArtifacts::new(
-            artifacts.clone(),
-            key.clone(),
-        )));
-    }
-    if let Some(memory) = parent.memory_service() {
-        builder = builder.memory_service(memory.clone());
-    }
-    builder.build()
+        .user_content(message)
+        .build()
 }

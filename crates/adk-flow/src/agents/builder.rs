@@ -11,18 +11,21 @@ macro_rules! agent_base_builder_methods {
                 self
             }
 
-            /// Adds a sub-agent.
-            pub fn sub_agent(mut self, agent: std::sync::Arc<dyn adk_core::Agent>) -> Self {
-                self.$($base).+.sub_agents.push(agent);
+            /// Adds a sub-agent: any agent, an `Arc` of one, or an `Arc<dyn Agent>`.
+            pub fn sub_agent(mut self, agent: impl adk_core::IntoAgent) -> Self {
+                self.$($base).+.sub_agents.push(agent.into_agent());
                 self
             }
 
-            /// Adds sub-agents, in order.
-            pub fn sub_agents(
+            /// Adds sub-agents, in order (agents of different types: chain
+            /// [`sub_agent`](Self::sub_agent), or pass `Arc<dyn Agent>`s).
+            pub fn sub_agents<A: adk_core::IntoAgent>(
                 mut self,
-                agents: impl IntoIterator<Item = std::sync::Arc<dyn adk_core::Agent>>,
+                agents: impl IntoIterator<Item = A>,
             ) -> Self {
-                self.$($base).+.sub_agents.extend(agents);
+                self.$($base).+
+                    .sub_agents
+                    .extend(agents.into_iter().map(adk_core::IntoAgent::into_agent));
                 self
             }
 

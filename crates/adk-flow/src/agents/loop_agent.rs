@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use adk_core::internal::InvocationControl as _;
 use adk_core::{Agent, EventStream, InvocationContext, Result};
 use async_stream::try_stream;
 use serde_json::json;

@@ -5,13 +5,9 @@
 //! postprocess each response, finalize the model-response event, handle its function calls, ask for
 //! confirmations, emit structured output, and transfer to the chosen agent.
 
-mod call_ids;
 mod function_calls;
 mod model_call;
-mod repeated_calls;
 mod steps;
-mod tool_context;
-mod tool_results;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -35,11 +31,8 @@ use steps::Steps;
 pub(crate) use function_calls::{
     REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION, handle_function_calls,
 };
-pub(crate) use tool_context::FlowToolContext;
-pub(crate) use tool_results::screen as screen_tool_results;
 
-/// The tools of one step, by name.
-pub(crate) type ToolMap = HashMap<String, Arc<dyn Tool>>;
+use crate::ToolMap;
 
 /// What one step works with: the agent, its invocation, its model and the tools it offers.
 pub(crate) struct Step {
@@ -222,11 +215,10 @@ async fn run_function_calls(
 ) -> Result<Option<Box<FunctionCallsOutcome>>> {
     let Some(mut response_event) = handle_function_calls(step, model_event, &HashMap::new(), None)
         .instrument(call_llm_span.clone())
-        .await?
+        .await
     else {
         return Ok(None);
     };
-    screen_tool_results(step, &mut response_event);
     let auth_event = function_calls::auth_request_event(step, &response_event);
     let confirmation_event =
         function_calls::confirmation_request_event(step, model_event, &response_event);
@@ -280,7 +272,7 @@ fn finalize_model_response_event(
     if !event.is_partial() {
         event.actions.merge(callback_ctx.take_actions());
     }
-    call_ids::make_unique(&step.ctx, &mut event);
+    crate::assign_call_ids(&step.ctx, &mut event);
     let mut long_running = Vec::new();
     let mut has_calls = false;
     for call in event.function_calls() {

@@ -1,14 +1,15 @@
 //! `call_llm` of seed 000: the model call with its before-, after- and on-error callbacks.
 
-use adk_core::{CallbackContext, LlmRequest, LlmResponse, Result, StreamingMode};
+use adk_core::internal::InvocationControl as _;
+use adk_core::{CallbackContext, LlmRequest, LlmResponse, Result};
 use async_stream::try_stream;
 use futures::stream::BoxStream;
 use tracing::Instrument as _;
 
 use super::Step;
-use crate::Plugins;
 use crate::callbacks::first_some;
 use crate::next_boxed::next_boxed;
+use crate::plugin::Plugins;
 
 /// Calls the model, unless a before-model plugin or callback answers instead. Each response passes
 /// the after-model hooks; a failure passes the on-model-error hooks, which may recover. At each hook
@@ -23,7 +24,7 @@ pub(super) fn call_llm<'a>(
 ) -> BoxStream<'a, Result<Box<LlmResponse>>> {
     Box::pin(try_stream! {
         let callbacks = &step.agent.callbacks;
-        let plugins = Plugins::of(&step.ctx);
+        let plugins = step.ctx.invocation_data::<Plugins>();
         let mut answered = None;
         for plugin in plugins.iter() {
             answered = plugin.before_model(callback_ctx, &mut request).await?.map(Box::new);
@@ -40,7 +41,7 @@ pub(super) fn call_llm<'a>(
             return;
         }
         step.ctx.count_llm_call()?;
-        let streaming = step.ctx.run_config().streaming_mode == StreamingMode::Sse;
+        let mode = step.ctx.run_config().streaming_mode;
         // The model is called and polled inside the call's `generate_content` span, which ends
         // at the last response, before the caller runs the tools it asks for.
         let mut model_call = adk_telemetry::ModelCall::start(&step.ctx, &request);
@@ -51,7 +52,7 @@ pub(super) fn call_llm<'a>(
         let request = *request;
         let mut responses = model_call
             .span()
-            .in_scope(|| step.model.generate(request, streaming));
+            .in_scope(|| step.model.generate(request, mode));
         while let Some(result) = next_boxed(&mut responses).instrument(model_call.span().clone()).await {
             match &result {
                 Ok(response) => model_call.record_response(response),

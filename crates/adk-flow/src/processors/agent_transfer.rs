@@ -135,7 +135,7 @@ impl Tool for TransferToAgent {
         )
     }
 
-    async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
+    async fn run(&self, ctx: ToolContext, args: Value) -> Result<Value> {
         let name = args
             .get("agent_name")
             .and_then(Value::as_str)

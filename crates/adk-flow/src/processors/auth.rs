@@ -8,20 +8,17 @@
 
 use std::collections::{HashMap, HashSet};
 
-use adk_core::{Error, ErrorKind, Event, FunctionCallId, Result};
+use adk_core::internal::InvocationControl as _;
+use adk_core::{Error, ErrorKind, Event, FunctionCallId, Result, Session};
 use serde_json::Value;
 
 use super::resume::{latest_answers, not_yet_answered, original_call_event, requested_call};
-use crate::flow::{REQUEST_CREDENTIAL_FUNCTION, Step, handle_function_calls, screen_tool_results};
+use crate::flow::{REQUEST_CREDENTIAL_FUNCTION, Step, handle_function_calls};
 
 pub(super) async fn process(step: &Step) -> Result<Vec<Event>> {
     let mut events = Vec::new();
     for (call_event, ids) in calls_to_resume(step)? {
-        let resumed = handle_function_calls(step, &call_event, &HashMap::new(), Some(&ids)).await?;
-        events.extend(resumed.map(|mut event| {
-            screen_tool_results(step, &mut event);
-            event
-        }));
+        events.extend(handle_function_calls(step, &call_event, &HashMap::new(), Some(&ids)).await);
     }
     Ok(events)
 }
@@ -29,7 +26,15 @@ pub(super) async fn process(step: &Step) -> Result<Vec<Event>> {
 /// The model events whose calls the user's credentials resume, each with the ids of its calls not
 /// resumed yet; the credentials are put into the invocation's `temp:` state on the way.
 fn calls_to_resume(step: &Step) -> Result<Vec<(Event, HashSet<FunctionCallId>)>> {
-    let mut session = step.ctx.session_mut();
+    step.ctx
+        .with_session_mut(|session| calls_in_session(step, session))
+}
+
+/// [`calls_to_resume`] on the locked session.
+fn calls_in_session(
+    step: &Step,
+    session: &mut Session,
+) -> Result<Vec<(Event, HashSet<FunctionCallId>)>> {
     let events = &session.events;
     let Some((answer_index, answers)) = latest_answers(events, REQUEST_CREDENTIAL_FUNCTION) else {
         return Ok(Vec::new());

@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use adk_core::internal::InvocationControl as _;
 use adk_core::{Content, Event, FunctionCallId, LlmRequest, Part, PartData, Role, USER_AUTHOR};
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -35,16 +36,18 @@ pub(super) fn process(step: &Step, request: &mut LlmRequest) {
             .as_ref()
             .is_some_and(|planner| planner.removes_thoughts_from_history()),
     };
-    let session = step.ctx.session();
     request.contents = match step.agent.include_contents {
         IncludeContents::Default => {
             let cache = step.ctx.invocation_data::<HistoryCache>();
             let history = cache.branch(options.agent_name, options.branch);
             let mut history = history.lock();
-            history.catch_up(&session.events, &options);
+            step.ctx
+                .with_session(|session| history.catch_up(&session.events, &options));
             history.request_contents()
         }
-        IncludeContents::None => current_turn(&session.events, &options),
+        IncludeContents::None => step
+            .ctx
+            .with_session(|session| current_turn(&session.events, &options)),
     };
 }
 

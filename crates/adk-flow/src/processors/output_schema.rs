@@ -11,6 +11,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use adk_core::internal::InvocationControl as _;
 use adk_core::{Content, Error, ErrorKind, Event, FunctionDeclaration, LlmRequest, Result, Role};
 use adk_tool::{ArgumentValidator, Tool, ToolContext};
 use async_trait::async_trait;
@@ -167,7 +168,7 @@ impl Tool for SetModelResponse {
         )
     }
 
-    async fn run(&self, _ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
+    async fn run(&self, _ctx: ToolContext, args: Value) -> Result<Value> {
         if let Some(validator) = &self.validator {
             let problems = validator.problems(&args);
             if !problems.is_empty() {

@@ -8,18 +8,12 @@ use adk_core::{Error, ErrorKind, Event, FunctionCall, Result, ToolConfirmation};
 use serde_json::{Map, Value};
 
 use super::resume::{latest_answers, not_yet_answered, original_call_event, requested_call};
-use crate::flow::{
-    REQUEST_CONFIRMATION_FUNCTION, Step, handle_function_calls, screen_tool_results,
-};
+use crate::flow::{REQUEST_CONFIRMATION_FUNCTION, Step, handle_function_calls};
 
 pub(super) async fn process(step: &Step) -> Result<Vec<Event>> {
     let mut events = Vec::new();
     for (call_event, confirmations, ids) in calls_to_resume(step)? {
-        let resumed = handle_function_calls(step, &call_event, &confirmations, Some(&ids)).await?;
-        events.extend(resumed.map(|mut event| {
-            screen_tool_results(step, &mut event);
-            event
-        }));
+        events.extend(handle_function_calls(step, &call_event, &confirmations, Some(&ids)).await);
     }
     Ok(events)
 }
@@ -35,8 +29,12 @@ type Resumption = (
 /// message may answer calls of several model events (a model that asked twice before the user
 /// answered); every one of them is resumed.
 fn calls_to_resume(step: &Step) -> Result<Vec<Resumption>> {
-    let session = step.ctx.session();
-    let events = &session.events;
+    step.ctx
+        .with_session(|session| calls_in_events(step, &session.events))
+}
+
+/// [`calls_to_resume`] on the session's events.
+fn calls_in_events(step: &Step, events: &[Event]) -> Result<Vec<Resumption>> {
     let Some((answer_index, answers)) = latest_answers(events, REQUEST_CONFIRMATION_FUNCTION)
     else {
         return Ok(Vec::new());

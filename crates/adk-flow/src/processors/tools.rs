@@ -9,9 +9,9 @@
 use std::sync::Arc;
 
 use adk_core::{Error, ErrorKind, LlmRequest, ReadonlyContext, Result};
-use adk_tool::Tool;
+use adk_tool::{Tool, ToolContext};
 
-use crate::flow::{FlowToolContext, Step};
+use crate::flow::Step;
 
 /// Collects the tools of the step, in the order the agent gives them.
 pub(super) async fn collect(step: &mut Step) -> Result<()> {
@@ -38,7 +38,7 @@ pub(super) async fn collect(step: &mut Step) -> Result<()> {
 
 /// Runs each tool's request hook, in order.
 pub(super) async fn process_request(step: &Step, request: &mut LlmRequest) -> Result<()> {
-    let tool_ctx = FlowToolContext::new(step.ctx.clone(), None, None);
+    let tool_ctx = ToolContext::new(step.ctx.clone(), None);
     for tool in &step.ordered_tools {
         tool.process_request(&tool_ctx, request).await?;
     }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 /// A tool named `name` that runs `body`.
 pub(crate) fn tool(
     name: &str,
-    body: impl Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
+    body: impl Fn(&ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
 ) -> Arc<dyn Tool> {
     ClosureTool::shared(name, body)
 }
@@ -22,7 +22,7 @@ pub(crate) fn tool(
 /// A long-running tool named `name` that runs `body`.
 pub(crate) fn long_running_tool(
     name: &str,
-    body: impl Fn(&dyn ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
+    body: impl Fn(&ToolContext, Value) -> Result<Value> + Send + Sync + 'static,
 ) -> Arc<dyn Tool> {
     ClosureTool::long_running(name, body)
 }
@@ -30,12 +30,12 @@ pub(crate) fn long_running_tool(
 /// `get_weather`: sunny everywhere, and remembers the city in `user:last_city`.
 pub(crate) fn weather_tool() -> Arc<dyn Tool> {
     tool("get_weather", |ctx, args| {
-        ctx.set_state("user:last_city", args["city"].clone());
+        ctx.set_state("user:last_city", &args["city"])?;
         Ok(json!({"weather": "sunny", "city": args["city"]}))
     })
 }
 
 /// An agent builder on `model`.
 pub(crate) fn agent(name: &str, model: &ScriptedModel) -> LlmAgentBuilder {
-    LlmAgent::builder(name).model(Arc::new(model.clone()))
+    LlmAgent::builder(name).model(model.clone())
 }

@@ -1,4 +1,4 @@
-//! The Gemini adapter: [`GeminiModel`] speaks the generativelanguage REST API
+//! The Gemini adapter: [`Gemini`] speaks the generativelanguage REST API
 //! (`models/{m}:generateContent` and `models/{m}:streamGenerateContent?alt=sse`).
 
 mod request;
@@ -7,7 +7,7 @@ mod stream;
 
 use std::sync::Arc;
 
-use adk_core::{Llm, LlmRequest, LlmResponseStream};
+use adk_core::{Llm, LlmRequest, LlmResponseStream, StreamingMode};
 use futures::StreamExt as _;
 use reqwest::header::{HeaderMap, HeaderValue};
 
@@ -23,14 +23,23 @@ const KEY_VARIABLES: [&str; 2] = ["GOOGLE_API_KEY", "GEMINI_API_KEY"];
 
 /// A Gemini model over the generativelanguage REST API.
 ///
-/// ```no_run
-/// # fn main() -> Result<(), adk_model::Error> {
-/// // Reads GOOGLE_API_KEY or GEMINI_API_KEY.
-/// let model = adk_model::GeminiModel::builder("gemini-2.5-flash").build()?;
-/// # let _ = model; Ok(()) }
+/// [`Gemini::new`] reads the key from `GOOGLE_API_KEY` or `GEMINI_API_KEY`, as Google's SDKs do;
+/// [`Gemini::builder`] sets the key, the base URL, timeouts and retries explicitly. Making the
+/// model sends nothing: the first request goes out when an agent calls it.
+///
+/// ```
+/// use adk_model::{ErrorKind, Gemini};
+///
+/// let model = Gemini::builder("gemini-2.5-flash").api_key("my-key").build()?;
+/// assert_eq!(adk_core::Llm::name(&model), "gemini-2.5-flash");
+///
+/// // Without a key, the error names the variables it read.
+/// let error = Gemini::builder("gemini-2.5-flash").env_vars(&[]).build().unwrap_err();
+/// assert_eq!(error.kind(), ErrorKind::MissingApiKey);
+/// # Ok::<(), adk_model::Error>(())
 /// ```
 #[derive(Clone)]
-pub struct GeminiModel {
+pub struct Gemini {
     inner: Arc<Inner>,
 }
 
@@ -66,34 +75,48 @@ impl Endpoints {
     }
 }
 
-impl std::fmt::Debug for GeminiModel {
+impl std::fmt::Debug for Gemini {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The headers hold the API key, so they are not shown.
-        f.debug_struct("GeminiModel")
+        f.debug_struct("Gemini")
             .field("model", &self.inner.model)
             .field("base_url", &crate::error::shown_url(&self.inner.base_url))
             .finish_non_exhaustive()
     }
 }
 
-impl GeminiModel {
+impl Gemini {
+    /// The model `model` (for example `gemini-2.5-flash`) with the key from `GOOGLE_API_KEY` or
+    /// `GEMINI_API_KEY`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) naming both variables when
+    /// neither is set; [`ErrorKind::Config`](crate::ErrorKind::Config) when the key cannot be
+    /// sent as a header.
+    pub fn new(model: impl Into<String>) -> Result<Self, Error> {
+        Self::builder(model).build()
+    }
+
     /// A builder for `model` (for example `gemini-2.5-flash`).
     pub fn builder(model: impl Into<String>) -> GeminiBuilder {
         GeminiBuilder {
             model: model.into(),
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: None,
+            key_variables: &KEY_VARIABLES,
             http: HttpSettings::default(),
         }
     }
 }
 
-/// Builds a [`GeminiModel`].
+/// Builds a [`Gemini`].
 #[derive(Debug)]
 pub struct GeminiBuilder {
     model: String,
     base_url: String,
     api_key: Option<ApiKey>,
+    key_variables: &'static [&'static str],
     http: HttpSettings,
 }
 
@@ -103,6 +126,13 @@ impl GeminiBuilder {
     /// Sets the API key; without it `build` reads `GOOGLE_API_KEY`, then `GEMINI_API_KEY`.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(ApiKey::new(key));
+        self
+    }
+
+    /// The environment variables `build` reads the key from when none was given, in order
+    /// (default `GOOGLE_API_KEY`, then `GEMINI_API_KEY`; empty reads none).
+    pub fn env_vars(mut self, variables: &'static [&'static str]) -> Self {
+        self.key_variables = variables;
         self
     }
 
@@ -117,14 +147,15 @@ impl GeminiBuilder {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Config`](crate::ErrorKind::Config) when no API key was given or found in the environment, or the key is
+    /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) when no API key was given or
+    /// found in the environment; [`ErrorKind::Config`](crate::ErrorKind::Config) when the key is
     /// not a valid header value.
-    pub fn build(self) -> Result<GeminiModel, Error> {
-        let key = self.api_key.or_else(|| ApiKey::from_env(&KEY_VARIABLES)).ok_or_else(|| {
-            Error::config(
-                "no Gemini API key: set GOOGLE_API_KEY or GEMINI_API_KEY, or call `.api_key(...)` on the builder",
-            )
-        })?;
+    pub fn build(self) -> Result<Gemini, Error> {
+        let variables = self.key_variables;
+        let key = self
+            .api_key
+            .or_else(|| ApiKey::from_env(variables))
+            .ok_or_else(|| Error::missing_api_key("Gemini", variables))?;
         let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
             Error::config("the Gemini API key holds characters a header cannot carry; check it for stray whitespace")
         })?;
@@ -132,7 +163,7 @@ impl GeminiBuilder {
         let mut headers = HeaderMap::new();
         headers.insert("x-goog-api-key", value);
         let endpoints = Endpoints::new(&self.base_url, &self.model)?;
-        Ok(GeminiModel {
+        Ok(Gemini {
             inner: Arc::new(Inner {
                 transport: Transport::new(self.http, &endpoints.unary)?,
                 model: self.model,
@@ -144,12 +175,13 @@ impl GeminiBuilder {
     }
 }
 
-impl Llm for GeminiModel {
+impl Llm for Gemini {
     fn name(&self) -> &str {
         &self.inner.model
     }
 
-    fn generate(&self, request: LlmRequest, stream: bool) -> LlmResponseStream {
+    fn generate(&self, request: LlmRequest, mode: StreamingMode) -> LlmResponseStream {
+        let stream = mode.is_streaming();
         // The body is written before the stream starts, so that the stream holds it and not the
         // request for as long as the call takes.
         let prepared = self.prepare(&request);
@@ -199,7 +231,7 @@ impl Llm for GeminiModel {
     }
 }
 
-impl GeminiModel {
+impl Gemini {
     /// The endpoints of a request for another model than this one's (`None` for this one's), and
     /// the request's body.
     fn prepare(

@@ -1,4 +1,4 @@
-//! The OpenAI Chat Completions adapter: [`OpenAiModel`] speaks `POST {base}/chat/completions`, the
+//! The OpenAI Chat Completions adapter: [`OpenAi`] speaks `POST {base}/chat/completions`, the
 //! API that OpenAI and every OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenRouter) share.
 //! For servers and models without native tool calls, [`OpenAiBuilder::prompted_tools`] describes
 //! the tools in the prompt and constrains the answer with a JSON schema (`prompted.rs`).
@@ -10,7 +10,7 @@ mod stream;
 
 use std::sync::Arc;
 
-use adk_core::{Llm, LlmRequest, LlmResponse, LlmResponseStream};
+use adk_core::{Llm, LlmRequest, LlmResponse, LlmResponseStream, StreamingMode};
 use futures::StreamExt as _;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
@@ -25,16 +25,20 @@ const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// A model behind the OpenAI Chat Completions API.
 ///
-/// ```no_run
-/// # fn main() -> Result<(), adk_model::Error> {
+/// [`OpenAi::new`] reads the key from `OPENAI_API_KEY` and the server from `OPENAI_BASE_URL`
+/// (OpenAI's own API when unset), as OpenAI's SDKs do; [`OpenAi::builder`] sets them explicitly.
+/// Making the model sends nothing: the first request goes out when an agent calls it.
+///
+/// ```
 /// // A local vLLM or llama.cpp server needs no key.
-/// let model = adk_model::OpenAiModel::builder("qwen2.5-0.5b-instruct")
+/// let model = adk_model::OpenAi::builder("qwen2.5-0.5b-instruct")
 ///     .base_url("http://127.0.0.1:8000/v1")
 ///     .build()?;
-/// # let _ = model; Ok(()) }
+/// assert_eq!(adk_core::Llm::name(&model), "qwen2.5-0.5b-instruct");
+/// # Ok::<(), adk_model::Error>(())
 /// ```
 #[derive(Clone)]
-pub struct OpenAiModel {
+pub struct OpenAi {
     inner: Arc<Inner>,
 }
 
@@ -46,17 +50,29 @@ struct Inner {
     transport: Transport,
 }
 
-impl std::fmt::Debug for OpenAiModel {
+impl std::fmt::Debug for OpenAi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The headers hold the API key, so they are not shown.
-        f.debug_struct("OpenAiModel")
+        f.debug_struct("OpenAi")
             .field("model", &self.inner.model)
             .field("url", &crate::error::shown_url(self.inner.url.as_str()))
             .finish_non_exhaustive()
     }
 }
 
-impl OpenAiModel {
+impl OpenAi {
+    /// The model `model` (for example `gpt-4o-mini`) on the server `OPENAI_BASE_URL` names
+    /// (OpenAI's own API when unset), with the key from `OPENAI_API_KEY`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) naming `OPENAI_API_KEY`
+    /// when OpenAI's own API is used without a key; [`ErrorKind::Config`](crate::ErrorKind::Config)
+    /// when the key or the URL is malformed.
+    pub fn new(model: impl Into<String>) -> Result<Self, Error> {
+        Self::builder(model).build()
+    }
+
     /// A builder for `model` (for example `gpt-4o-mini`).
     pub fn builder(model: impl Into<String>) -> OpenAiBuilder {
         OpenAiBuilder {
@@ -70,7 +86,7 @@ impl OpenAiModel {
     }
 }
 
-/// Builds an [`OpenAiModel`]. Its `Debug` output names the extra headers without their values,
+/// Builds an [`OpenAi`]. Its `Debug` output names the extra headers without their values,
 /// which may be credentials.
 pub struct OpenAiBuilder {
     model: String,
@@ -152,9 +168,9 @@ impl OpenAiBuilder {
     ///
     /// # Errors
     ///
-    /// [`crate::ErrorKind::Config`] when OpenAI's own URL is used without a key, or a header or
-    /// the key cannot be sent as a header.
-    pub fn build(self) -> Result<OpenAiModel, Error> {
+    /// [`crate::ErrorKind::MissingApiKey`] when OpenAI's own URL is used without a key;
+    /// [`crate::ErrorKind::Config`] when a header or the key cannot be sent as a header.
+    pub fn build(self) -> Result<OpenAi, Error> {
         let base_url = self
             .base_url
             .or_else(|| {
@@ -177,9 +193,7 @@ impl OpenAiBuilder {
                 headers.insert(reqwest::header::AUTHORIZATION, value);
             }
             None if base_url == DEFAULT_BASE_URL => {
-                return Err(Error::config(
-                    "no OpenAI API key: set OPENAI_API_KEY or call `.api_key(...)`, or point OPENAI_BASE_URL at an OpenAI-compatible server that needs none",
-                ));
+                return Err(Error::missing_api_key("OpenAI", &["OPENAI_API_KEY"]));
             }
             None => {}
         }
@@ -194,7 +208,7 @@ impl OpenAiBuilder {
             headers.insert(name, value);
         }
         let url = parse_url(&format!("{base_url}/chat/completions"))?;
-        Ok(OpenAiModel {
+        Ok(OpenAi {
             inner: Arc::new(Inner {
                 model: self.model,
                 transport: Transport::new(self.http, &url)?,
@@ -206,12 +220,13 @@ impl OpenAiBuilder {
     }
 }
 
-impl Llm for OpenAiModel {
+impl Llm for OpenAi {
     fn name(&self) -> &str {
         &self.inner.model
     }
 
-    fn generate(&self, request: LlmRequest, stream: bool) -> LlmResponseStream {
+    fn generate(&self, request: LlmRequest, mode: StreamingMode) -> LlmResponseStream {
+        let stream = mode.is_streaming();
         let inner = Arc::clone(&self.inner);
         let responses = if inner.options.prompted_tools {
             prompted::generate(inner, request, stream).boxed()

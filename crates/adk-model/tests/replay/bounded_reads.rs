@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use adk_core::{Content, LlmRequest};
-use adk_model::{ErrorKind, GeminiModel, OpenAiModel, RetryPolicy};
+use adk_model::{ErrorKind, Gemini, OpenAi, RetryPolicy};
 use adk_test::{MockResponse, MockServer};
 use bytes::Bytes;
 
@@ -14,8 +14,8 @@ use crate::common;
 
 const LIMIT: usize = 256 * 1024;
 
-fn openai(server: &MockServer) -> OpenAiModel {
-    OpenAiModel::builder("gpt-test")
+fn openai(server: &MockServer) -> OpenAi {
+    OpenAi::builder("gpt-test")
         .api_key("test-key")
         .base_url(format!("{}/v1", server.base_url()))
         .retry(RetryPolicy::none())
@@ -60,7 +60,7 @@ async fn review_09_an_oversized_whole_answer_is_refused() {
     }
 
     let gemini_server = MockServer::start([MockResponse::new(200, vec![b' '; 2 * LIMIT])]).await;
-    let gemini = GeminiModel::builder("gemini-test")
+    let gemini = Gemini::builder("gemini-test")
         .api_key("test-key")
         .base_url(gemini_server.base_url())
         .retry(RetryPolicy::none())

@@ -72,7 +72,7 @@ impl Outcome {
 pub(crate) async fn run(model: &dyn Llm, request: LlmRequest, stream: bool) -> Outcome {
     let mut responses = Vec::new();
     let mut error = None;
-    let mut items = model.generate(request, stream);
+    let mut items = model.generate(request, mode(stream));
     while let Some(item) = items.next().await {
         match item {
             Ok(response) => responses.push(response),
@@ -169,4 +169,13 @@ pub(crate) fn assert_recorded_error(outcome: &Outcome, exchange: &Exchange) {
         .as_str()
         .expect("an error message");
     assert!(error.to_string().contains(message), "{error}");
+}
+
+/// The streaming mode a test's `stream` flag asks for.
+fn mode(stream: bool) -> adk_core::StreamingMode {
+    if stream {
+        adk_core::StreamingMode::Sse
+    } else {
+        adk_core::StreamingMode::None
+    }
 }

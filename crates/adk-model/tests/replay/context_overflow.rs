@@ -4,7 +4,7 @@
 //! client errors stay `Model` errors.
 
 use adk_core::{Content, ErrorKind, Llm, LlmRequest};
-use adk_model::{GeminiModel, OpenAiModel, RetryPolicy};
+use adk_model::{Gemini, OpenAi, RetryPolicy};
 use adk_test::{MockResponse, MockServer};
 use serde_json::{Value, json};
 
@@ -14,8 +14,8 @@ fn request() -> LlmRequest {
     LlmRequest::new("", vec![Content::user("a very long conversation")])
 }
 
-fn openai(server: &MockServer) -> OpenAiModel {
-    OpenAiModel::builder("gpt-test")
+fn openai(server: &MockServer) -> OpenAi {
+    OpenAi::builder("gpt-test")
         .api_key("test-key")
         .base_url(format!("{}/v1", server.base_url()))
         .retry(RetryPolicy::none())
@@ -23,8 +23,8 @@ fn openai(server: &MockServer) -> OpenAiModel {
         .unwrap()
 }
 
-fn gemini(server: &MockServer) -> GeminiModel {
-    GeminiModel::builder("gemini-2.5-flash")
+fn gemini(server: &MockServer) -> Gemini {
+    Gemini::builder("gemini-2.5-flash")
         .api_key("test-key")
         .base_url(format!("{}/v1beta", server.base_url()))
         .retry(RetryPolicy::none())

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use adk_core::{Content, Llm, LlmRequest};
-use adk_model::{ErrorKind, OpenAiModel, RetryPolicy};
+use adk_model::{ErrorKind, OpenAi, RetryPolicy};
 use adk_test::{BodyEnd, ChunkGate, MockResponse, MockServer};
 use futures::StreamExt as _;
 use serde_json::json;
@@ -15,8 +15,8 @@ fn request() -> LlmRequest {
     LlmRequest::new("gpt-test", vec![Content::user("hi")])
 }
 
-fn model(server: &MockServer, retry: RetryPolicy, timeout: Duration) -> OpenAiModel {
-    OpenAiModel::builder("gpt-test")
+fn model(server: &MockServer, retry: RetryPolicy, timeout: Duration) -> OpenAi {
+    OpenAi::builder("gpt-test")
         .api_key("test-key")
         .base_url(format!("{}/v1", server.base_url()))
         .retry(retry)
@@ -222,7 +222,7 @@ async fn an_unreachable_server_is_a_connect_error_after_retries() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let address = listener.local_addr().unwrap();
     drop(listener);
-    let model = OpenAiModel::builder("gpt-test")
+    let model = OpenAi::builder("gpt-test")
         .base_url(format!("http://{address}/v1"))
         .retry(fast_retries())
         .build()
@@ -249,7 +249,7 @@ async fn the_first_delta_arrives_without_waiting_for_the_rest() {
     let gate = ChunkGate::new();
     let server = MockServer::start([MockResponse::sse(&body).hold_after_first_chunk(&gate)]).await;
     let model = model(&server, RetryPolicy::none(), Duration::from_secs(30));
-    let mut stream = model.generate(request(), true);
+    let mut stream = model.generate(request(), adk_core::StreamingMode::Sse);
     let first = stream.next().await.unwrap().unwrap();
     assert_eq!(first.content.unwrap().text().as_deref(), Some("first"));
     assert_eq!(gate.sent_chunks(), 1, "the rest was not sent yet");
@@ -262,8 +262,8 @@ async fn the_first_delta_arrives_without_waiting_for_the_rest() {
     assert!(gate.sent_chunks() < 201, "not every event went out");
 }
 
-fn gemini(server: &MockServer) -> adk_model::GeminiModel {
-    adk_model::GeminiModel::builder("gemini-test")
+fn gemini(server: &MockServer) -> adk_model::Gemini {
+    adk_model::Gemini::builder("gemini-test")
         .api_key("test-key")
         .base_url(server.base_url())
         .retry(fast_retries())
@@ -322,12 +322,12 @@ async fn gemini_error_event_and_cut_stream_are_typed_errors() {
 #[tokio::test]
 async fn model_debug_output_never_shows_the_key() {
     let server = MockServer::start([]).await;
-    let openai = OpenAiModel::builder("m")
+    let openai = OpenAi::builder("m")
         .api_key("sk-secret-1")
         .base_url(server.base_url())
         .build()
         .unwrap();
-    let gemini = adk_model::GeminiModel::builder("m")
+    let gemini = adk_model::Gemini::builder("m")
         .api_key("secret-2")
         .build()
         .unwrap();
@@ -355,7 +355,7 @@ async fn a_redirect_is_not_followed_so_the_key_stays_with_the_model_api() {
 
 #[test]
 fn a_malformed_base_url_fails_the_build_with_a_clear_error() {
-    let error = OpenAiModel::builder("gpt-test")
+    let error = OpenAi::builder("gpt-test")
         .api_key("test-key")
         .base_url("127.0.0.1:8080/v1")
         .build()

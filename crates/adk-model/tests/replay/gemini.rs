@@ -1,11 +1,11 @@
 //! Gemini replays: each recorded request is rebuilt as an `LlmRequest`, sent through
-//! `GeminiModel` to the replay server, and compared with the recording; the responses are checked
+//! `Gemini` to the replay server, and compared with the recording; the responses are checked
 //! against what the recorded response bodies hold.
 
 use std::sync::Arc;
 
 use adk_core::{Content, FunctionDeclaration, GenerateContentConfig, LlmRequest, ToolConfig};
-use adk_model::{GeminiModel, RetryPolicy};
+use adk_model::{Gemini, RetryPolicy};
 use adk_test::{Exchange, MockServer};
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -36,7 +36,7 @@ async fn replay(name: &str, compare: Compare) -> Vec<Outcome> {
             .request_json()
             .unwrap_or_else(|| panic!("{what}: request is not JSON"));
         let (model_name, stream) = model_and_method(&exchange.path);
-        let model = GeminiModel::builder(model_name)
+        let model = Gemini::builder(model_name)
             .api_key("test-key")
             .base_url(format!("{}/v1beta", server.base_url()))
             .retry(RetryPolicy::none())

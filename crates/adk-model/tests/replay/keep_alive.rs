@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use adk_core::{Content, LlmRequest};
-use adk_model::{ErrorKind, OpenAiModel, RetryPolicy};
+use adk_model::{ErrorKind, OpenAi, RetryPolicy};
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
@@ -160,8 +160,8 @@ fn streamed(text: &str) -> Reply {
     ))
 }
 
-fn model(server: &RawServer) -> adk_model::OpenAiModel {
-    OpenAiModel::builder("gpt-test")
+fn model(server: &RawServer) -> adk_model::OpenAi {
+    OpenAi::builder("gpt-test")
         .base_url(server.base_url())
         .retry(
             RetryPolicy::default()
@@ -306,7 +306,7 @@ async fn the_pool_drops_a_connection_idle_longer_than_its_timeout() {
             vec![completion("two")],
         ])
         .await;
-        let model = OpenAiModel::builder("gpt-test")
+        let model = OpenAi::builder("gpt-test")
             .base_url(server.base_url())
             .pool_idle_timeout(timeout)
             .build()

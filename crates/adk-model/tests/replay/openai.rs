@@ -1,5 +1,5 @@
 //! OpenAI Chat Completions replays: each recorded request is rebuilt as an `LlmRequest`, sent
-//! through `OpenAiModel` to the replay server, and compared with the recording; the responses are
+//! through `OpenAi` to the replay server, and compared with the recording; the responses are
 //! checked against what the recorded response bodies hold.
 
 use std::collections::BTreeMap;
@@ -9,7 +9,7 @@ use adk_core::{
     Content, FunctionCall, FunctionCallingConfig, FunctionCallingMode, FunctionDeclaration,
     FunctionResponse, LlmRequest, Part, Role, ToolConfig,
 };
-use adk_model::{OpenAiModel, RAW_ARGUMENTS_KEY, RetryPolicy};
+use adk_model::{OpenAi, RAW_ARGUMENTS_KEY, RetryPolicy};
 use adk_test::{Exchange, MockServer};
 use serde_json::{Map, Value, json};
 
@@ -31,7 +31,7 @@ async fn replay(name: &str) -> Vec<Outcome> {
             .path
             .strip_suffix("/chat/completions")
             .expect("a chat completions path");
-        let model = OpenAiModel::builder(recorded["model"].as_str().unwrap())
+        let model = OpenAi::builder(recorded["model"].as_str().unwrap())
             .api_key("test-key")
             .base_url(format!("{}{api_path}", server.base_url()))
             .strict_tools(strict_tools)

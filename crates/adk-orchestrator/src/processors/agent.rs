@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use adk_core::Agent;
+use adk_core::{Agent, IntoAgent};
 use async_stream::try_stream;
 use futures::StreamExt as _;
 use serde_json::Value;
@@ -23,7 +23,8 @@ pub struct AgentProcessor {
 
 impl AgentProcessor {
     /// A processor that runs `agent`, described to the analyzer by the agent's description.
-    pub fn new(agent: Arc<dyn Agent>) -> Self {
+    pub fn new(agent: impl IntoAgent) -> Self {
+        let agent = agent.into_agent();
         let description = agent.description().to_owned();
         Self { agent, description }
     }

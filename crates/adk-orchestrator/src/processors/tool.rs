@@ -4,27 +4,36 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use adk_core::{Content, FunctionCall, Part, Role};
-use adk_tool::Tool;
+use adk_flow::{ToolCallbacks, ToolInvoker, ToolMap, assign_call_ids};
+use adk_tool::{IntoTool, Tool};
 use async_stream::try_stream;
 use serde_json::{Map, Value};
 
-use crate::tool_call::call_tool;
 use crate::{TaskInput, TaskProcessor, TaskStep, TaskStream};
 
 /// Calls a tool with the task's metadata as its arguments; the tool's result is the task's output.
 ///
-/// The call and its response are events of the task, as a model's tool calls are. Metadata values
-/// are text; a value whose parameter the tool's schema declares as a number, a boolean, an array
-/// or an object is read as JSON. A tool's error fails the attempt.
+/// The call and its response are events of the task, as a model's tool calls are, and the call
+/// takes the same path as an `LlmAgent`'s ([`ToolInvoker`]): the runner's plugins and the
+/// processor's [`ToolCallbacks`] run around it, the result is cut to
+/// `RunConfig::max_tool_result_bytes`, `app:` state is screened as the runner says, and the call
+/// id is unique in the session. The output is the result as the model would read it (a result
+/// that is not an object, which the response wraps as `{"result": ...}`, is unwrapped).
+///
+/// Metadata values are text; a value whose parameter the tool's schema declares as a number, a
+/// boolean, an array or an object is read as JSON. A tool's error (no callback recovering from
+/// it) fails the attempt.
 pub struct ToolProcessor {
     tool: Arc<dyn Tool>,
+    callbacks: ToolCallbacks,
     description: String,
 }
 
 impl ToolProcessor {
     /// A processor that calls `tool`, described to the analyzer by the tool's description and the
     /// metadata keys its arguments take.
-    pub fn new(tool: Arc<dyn Tool>) -> Self {
+    pub fn new(tool: impl IntoTool) -> Self {
+        let tool = tool.into_tool();
         let mut description = tool.description().to_owned();
         let parameters = parameter_names(tool.as_ref());
         if !parameters.is_empty() {
@@ -33,7 +42,17 @@ impl ToolProcessor {
                 parameters.join(", ")
             ));
         }
-        Self { tool, description }
+        Self {
+            tool,
+            callbacks: ToolCallbacks::new(),
+            description,
+        }
+    }
+
+    /// Runs `callbacks` around each call, after the runner's plugins.
+    pub fn with_callbacks(mut self, callbacks: ToolCallbacks) -> Self {
+        self.callbacks = callbacks;
+        self
     }
 
     /// Describes the processor to the analyzer in other words.
@@ -49,25 +68,47 @@ impl TaskProcessor for ToolProcessor {
     }
 
     fn process(&self, input: TaskInput) -> TaskStream {
+        let tools = ToolMap::from([(self.tool.name().to_owned(), self.tool.clone())]);
         let tool = self.tool.clone();
+        let callbacks = self.callbacks.clone();
         Box::pin(try_stream! {
             let ctx = input.ctx;
             let args = arguments(tool.as_ref(), &input.task.metadata);
-            let call = FunctionCall::new(tool.name(), Value::Object(args))
-                .with_id(ctx.ids().function_call_id());
-            let call_event = ctx
+            let call = FunctionCall::new(tool.name(), Value::Object(args));
+            let mut call_event = ctx
                 .new_event()
-                .with_content(Content::new(Role::Model, [Part::function_call(call.clone())]));
-            yield TaskStep::Event(Box::new(call_event));
+                .with_content(Content::new(Role::Model, [Part::function_call(call)]));
+            assign_call_ids(&ctx, &mut call_event);
+            yield TaskStep::Event(Box::new(call_event.clone()));
             // The orchestrator's task timeout bounds the call; it needs no limit of its own.
-            let outcome = call_tool(&ctx, &tool, &call, None).await;
-            let response_event = ctx
-                .new_event()
-                .with_content(Content::new(Role::User, [outcome.response]))
-                .with_actions(outcome.actions);
-            yield TaskStep::Event(Box::new(response_event));
-            yield TaskStep::Output(outcome.result?);
+            let mut responses = ToolInvoker::new(&ctx, &tools)
+                .callbacks(&callbacks)
+                .run(&call_event)
+                .await;
+            let output = responses.event.as_ref().map_or(Value::Null, output_of);
+            if let Some(event) = responses.event.take() {
+                yield TaskStep::Event(Box::new(event));
+            }
+            if let Some(error) = responses.hook_error.take() {
+                Err::<(), _>(error)?;
+            }
+            if let Some(error) = responses.failures.pop() {
+                Err::<(), _>(error)?;
+            }
+            yield TaskStep::Output(output);
         })
+    }
+}
+
+/// The task's output from the response event: the call's result as the model reads it, a
+/// non-object result unwrapped from the `{"result": ...}` its response wraps it in.
+fn output_of(event: &adk_core::Event) -> Value {
+    let Some(response) = event.function_responses().next() else {
+        return Value::Null;
+    };
+    match response.response.get("result") {
+        Some(result) if response.response.len() == 1 => result.clone(),
+        _ => Value::Object(response.response.clone()),
     }
 }
 

@@ -3,11 +3,13 @@
 use std::sync::Arc;
 
 use adk_core::{
-    Agent, Error, ErrorKind, EventStream, GenerateContentConfig, InvocationContext, Llm, Result,
+    Agent, Error, ErrorKind, EventStream, GenerateContentConfig, IntoLlm, InvocationContext, Llm,
+    Result,
 };
-use adk_tool::Tool;
+use adk_flow::ToolCallbacks;
+use adk_tool::{IntoTool, Tool};
 
-use super::{DefaultStrategy, LoopConfig, LoopStrategy};
+use super::{DefaultStrategy, IntoLoopStrategy, LoopConfig, LoopStrategy};
 
 /// An agent that runs the seed's configurable loop: each iteration the [`LoopStrategy`] builds a
 /// request from the conversation, calls the model and reads its answer; the loop runs the tools
@@ -25,7 +27,7 @@ use super::{DefaultStrategy, LoopConfig, LoopStrategy};
 /// use adk_test::ScriptedModel;
 ///
 /// let agent = RunLoopAgent::builder("assistant")
-///     .model(Arc::new(ScriptedModel::new("scripted").then_text("Hello!")))
+///     .model(ScriptedModel::new("scripted").then_text("Hello!"))
 ///     .instruction("Answer briefly.")
 ///     .config(LoopConfig::default().with_max_iterations(4).with_token_budget(10_000))
 ///     .build()
@@ -38,6 +40,7 @@ pub struct RunLoopAgent {
     pub(super) model: Arc<dyn Llm>,
     pub(super) instruction: Option<String>,
     pub(super) tools: Vec<Arc<dyn Tool>>,
+    pub(super) tool_callbacks: ToolCallbacks,
     pub(super) strategy: Arc<dyn LoopStrategy>,
     pub(super) config: LoopConfig,
     pub(super) generate_config: GenerateContentConfig,
@@ -53,6 +56,7 @@ impl RunLoopAgent {
             model: None,
             instruction: None,
             tools: Vec::new(),
+            tool_callbacks: ToolCallbacks::new(),
             strategy: Arc::new(DefaultStrategy::new()),
             config: LoopConfig::default(),
             generate_config: GenerateContentConfig::default(),
@@ -89,6 +93,7 @@ pub struct RunLoopAgentBuilder {
     model: Option<Arc<dyn Llm>>,
     instruction: Option<String>,
     tools: Vec<Arc<dyn Tool>>,
+    tool_callbacks: ToolCallbacks,
     strategy: Arc<dyn LoopStrategy>,
     config: LoopConfig,
     generate_config: GenerateContentConfig,
@@ -103,8 +108,8 @@ impl RunLoopAgentBuilder {
     }
 
     /// The model (required).
-    pub fn model(mut self, model: Arc<dyn Llm>) -> Self {
-        self.model = Some(model);
+    pub fn model(mut self, model: impl IntoLlm) -> Self {
+        self.model = Some(model.into_llm());
         self
     }
 
@@ -115,20 +120,27 @@ impl RunLoopAgentBuilder {
     }
 
     /// Adds a tool.
-    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
-        self.tools.push(tool);
+    pub fn tool(mut self, tool: impl IntoTool) -> Self {
+        self.tools.push(tool.into_tool());
         self
     }
 
-    /// Adds tools.
-    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
-        self.tools.extend(tools);
+    /// Adds tools, in order.
+    pub fn tools<T: IntoTool>(mut self, tools: impl IntoIterator<Item = T>) -> Self {
+        self.tools
+            .extend(tools.into_iter().map(IntoTool::into_tool));
+        self
+    }
+
+    /// The callbacks run around each tool call, after the runner's plugins.
+    pub fn tool_callbacks(mut self, callbacks: ToolCallbacks) -> Self {
+        self.tool_callbacks = callbacks;
         self
     }
 
     /// How the loop talks to the model (default [`DefaultStrategy`]).
-    pub fn strategy(mut self, strategy: Arc<dyn LoopStrategy>) -> Self {
-        self.strategy = strategy;
+    pub fn strategy(mut self, strategy: impl IntoLoopStrategy) -> Self {
+        self.strategy = strategy.into_loop_strategy();
         self
     }
 
@@ -182,6 +194,7 @@ impl RunLoopAgentBuilder {
             model,
             instruction: self.instruction,
             tools: self.tools,
+            tool_callbacks: self.tool_callbacks,
             strategy: self.strategy,
             config: self.config,
             generate_config: self.generate_config,

@@ -7,14 +7,15 @@ use adk_core::{Content, Event, InvocationContext, Part, PartData, Role, USER_AUT
 /// `ctx`: the user's and the agent's own contents as they are, other agents' text as context
 /// from the user. Partial events, events without content and thoughts are left out.
 pub(crate) fn session_history(ctx: &InvocationContext) -> Vec<Content> {
-    let session = ctx.session();
     let branch = ctx.branch();
-    session
-        .events
-        .iter()
-        .filter(|event| !event.is_partial() && on_branch(event, branch))
-        .filter_map(|event| convert(event, ctx.agent_name()))
-        .collect()
+    ctx.with_session(|session| {
+        session
+            .events
+            .iter()
+            .filter(|event| !event.is_partial() && on_branch(event, branch))
+            .filter_map(|event| convert(event, ctx.agent_name()))
+            .collect()
+    })
 }
 
 /// Whether `event` is on `branch` or on one of its ancestors.

@@ -20,4 +20,6 @@ mod tools;
 pub use agent::{RunLoopAgent, RunLoopAgentBuilder};
 pub use config::{ContextTransform, EventHook, LoopConfig, LoopEvent};
 pub use result::{LOOP_METADATA_KEY, LoopResult, StopReason, TokenUsage};
-pub use strategy::{DefaultStrategy, LoopAction, LoopStrategy, RequestInput, ToolUsePolicy};
+pub use strategy::{
+    DefaultStrategy, IntoLoopStrategy, LoopAction, LoopStrategy, RequestInput, ToolUsePolicy,
+};

@@ -1,15 +1,13 @@
 //! One run of the loop: iterate (transform the history, prepare the request, call the model,
 //! parse the answer, run its tools) until a stop reason holds, then report the result.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use adk_core::{
     Content, Error, ErrorKind, Event, EventStream, FunctionDeclaration, InvocationContext,
-    LlmResponse, PartData, StreamingMode,
 };
+use adk_flow::{ToolMap, assign_call_ids};
 use adk_telemetry::InstrumentStream as _;
-use adk_tool::Tool;
 use async_stream::try_stream;
 use futures::StreamExt as _;
 use serde_json::{Map, Value, json};
@@ -58,12 +56,12 @@ pub(crate) fn run(agent: Arc<RunLoopAgent>, ctx: InvocationContext) -> EventStre
             ToolUsePolicy::Disabled => Vec::new(),
             _ => agent.tools.iter().filter_map(|tool| tool.declaration()).collect(),
         };
-        let tools: HashMap<String, Arc<dyn Tool>> = agent
+        let tools: ToolMap = agent
             .tools
             .iter()
             .map(|tool| (tool.name().to_owned(), tool.clone()))
             .collect();
-        let streaming = ctx.run_config().streaming_mode == StreamingMode::Sse;
+        let mode = ctx.run_config().streaming_mode;
         // The history is read from the session once; later turns are appended to it, and
         // `Arc::make_mut` copies it only if a request still holds it.
         let mut history = Arc::new(session_history(&ctx));
@@ -108,7 +106,7 @@ pub(crate) fn run(agent: Arc<RunLoopAgent>, ctx: InvocationContext) -> EventStre
                 let span = adk_telemetry::call_llm_span(&ctx, &request);
                 let (model, caller) = (agent.model.clone(), strategy.clone());
                 let mut responses = call_model(ctx.clone(), request, move |request| {
-                    caller.call_model(model, request, streaming)
+                    caller.call_model(model, request, mode)
                 })
                 .in_span(span.clone());
                 let mut last = None;
@@ -157,7 +155,7 @@ pub(crate) fn run(agent: Arc<RunLoopAgent>, ctx: InvocationContext) -> EventStre
             }
             let mut event = ctx.new_event();
             event.response = response;
-            give_calls_ids(&ctx, &mut event.response);
+            assign_call_ids(&ctx, &mut event);
             adk_telemetry::record_event_id(&span, &event.id);
             let action = match strategy.parse_response(&event.response) {
                 Ok(action) => action,
@@ -183,13 +181,13 @@ pub(crate) fn run(agent: Arc<RunLoopAgent>, ctx: InvocationContext) -> EventStre
                 break stop;
             }
             yield event;
-            let responses = run_calls(
+            let (responses, hook_error) = run_calls(
                 &ctx,
                 &tools,
+                &agent.tool_callbacks,
                 &action.tool_calls,
                 policy,
-                config.max_tool_concurrency,
-                config.tool_timeout,
+                config,
             )
             .instrument(span)
             .await;
@@ -197,6 +195,9 @@ pub(crate) fn run(agent: Arc<RunLoopAgent>, ctx: InvocationContext) -> EventStre
                 Arc::make_mut(&mut history).push(content.clone());
             }
             yield responses;
+            if let Some(error) = hook_error {
+                break Stop::error(error);
+            }
             config.emit(LoopEvent::ToolsFinished {
                 iteration,
                 tools: action.tool_calls.iter().map(|call| call.name.clone()).collect(),
@@ -231,21 +232,6 @@ pub(crate) fn run(agent: Arc<RunLoopAgent>, ctx: InvocationContext) -> EventStre
         }
         yield last;
     })
-}
-
-/// Gives the function calls of `response` that have none an id, so that their responses can
-/// name them.
-fn give_calls_ids(ctx: &InvocationContext, response: &mut LlmResponse) {
-    let Some(content) = response.content.as_mut() else {
-        return;
-    };
-    for part in &mut content.parts {
-        if let PartData::FunctionCall(call) = &mut part.data
-            && call.id.is_none()
-        {
-            call.id = Some(ctx.ids().function_call_id());
-        }
-    }
 }
 
 /// The event that says why the loop stopped without a final answer.

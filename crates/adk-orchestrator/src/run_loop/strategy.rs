@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use adk_core::{
     Content, FunctionCall, FunctionDeclaration, GenerateContentConfig, Llm, LlmRequest,
-    LlmResponse, LlmResponseStream, PartData, Result,
+    LlmResponse, LlmResponseStream, PartData, Result, StreamingMode,
 };
 use async_trait::async_trait;
 
@@ -62,14 +62,14 @@ pub trait LoopStrategy: Send + Sync {
     /// Builds the model request of one iteration.
     async fn prepare_request(&self, input: RequestInput<'_>) -> Result<LlmRequest>;
 
-    /// Calls the model; by default `model.generate(request, stream)`.
+    /// Calls the model; by default `model.generate(request, mode)`.
     fn call_model(
         &self,
         model: Arc<dyn Llm>,
         request: LlmRequest,
-        stream: bool,
+        mode: StreamingMode,
     ) -> LlmResponseStream {
-        model.generate(request, stream)
+        model.generate(request, mode)
     }
 
     /// Reads the model's final answer of one iteration.
@@ -183,3 +183,12 @@ pub(crate) fn trim_history(history: &[Content]) -> Option<Vec<Content>> {
     trimmed.extend_from_slice(&history[cut..]);
     Some(trimmed)
 }
+
+adk_core::__into_shared!(
+    /// A [`LoopStrategy`] as a builder takes it: the strategy itself, an `Arc` of it, or an
+    /// `Arc<dyn LoopStrategy>`.
+    IntoLoopStrategy,
+    into_loop_strategy,
+    LoopStrategy,
+    "`{Self}` is not a loop strategy"
+);

@@ -183,7 +183,7 @@ impl Plugin for LoggingPlugin {
         &self,
         tool: &dyn Tool,
         args: &mut Value,
-        _ctx: &dyn ToolContext,
+        _ctx: &ToolContext,
     ) -> Result<Option<Value>> {
         if capture_message_content() {
             tracing::debug!(tool = tool.name(), args = %args, "tool call");
@@ -201,7 +201,7 @@ impl Plugin for LoggingPlugin {
         &self,
         tool: &dyn Tool,
         _args: &Value,
-        _ctx: &dyn ToolContext,
+        _ctx: &ToolContext,
         result: &Value,
     ) -> Result<Option<Value>> {
         if capture_message_content() {
@@ -220,7 +220,7 @@ impl Plugin for LoggingPlugin {
         &self,
         tool: &dyn Tool,
         _args: &Value,
-        _ctx: &dyn ToolContext,
+        _ctx: &ToolContext,
         error: &Error,
     ) -> Result<Option<Value>> {
         tracing::warn!(tool = tool.name(), error = %error, "tool failed");

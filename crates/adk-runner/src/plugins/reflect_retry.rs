@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use adk_core::internal::InvocationControl as _;
 use adk_core::{Error, ErrorKind, Result};
 use adk_flow::Plugin;
 use adk_tool::{Tool, ToolContext};
@@ -57,10 +58,8 @@ impl ReflectAndRetryPlugin {
 #[derive(Default)]
 struct FailureCounts(Mutex<HashMap<String, u32>>);
 
-fn failure_counts(ctx: &dyn ToolContext) -> std::sync::Arc<FailureCounts> {
-    ctx.callback_context()
-        .invocation()
-        .invocation_data::<FailureCounts>()
+fn failure_counts(ctx: &ToolContext) -> std::sync::Arc<FailureCounts> {
+    ctx.invocation().invocation_data::<FailureCounts>()
 }
 
 #[async_trait]
@@ -73,7 +72,7 @@ impl Plugin for ReflectAndRetryPlugin {
         &self,
         tool: &dyn Tool,
         _args: &Value,
-        ctx: &dyn ToolContext,
+        ctx: &ToolContext,
         result: &Value,
     ) -> Result<Option<Value>> {
         // After-tool hooks also see the guidance this plugin answered a failure with; only a real
@@ -88,7 +87,7 @@ impl Plugin for ReflectAndRetryPlugin {
         &self,
         tool: &dyn Tool,
         args: &Value,
-        ctx: &dyn ToolContext,
+        ctx: &ToolContext,
         error: &Error,
     ) -> Result<Option<Value>> {
         let failures = {

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use adk_core::{
-    Agent, Content, Event, FunctionCallId, FunctionResponse, GetSessionRequest, Part, Role,
-    RunConfig, Session, SessionKey,
+    Content, Event, FunctionCallId, FunctionResponse, GetSessionRequest, IntoAgent,
+    IntoSessionService, Part, Role, RunConfig, Session, SessionKey,
 };
 use adk_flow::{LlmAgent, LlmAgentBuilder};
 use adk_runner::{RunRequest, Runner, RunnerBuilder};
@@ -25,9 +25,13 @@ pub(crate) const SESSION: &str = "s-1";
 
 /// A runner of `root` on in-memory sessions that are created on first use, with deterministic
 /// ids and clock.
-pub(crate) fn runner(root: Arc<dyn Agent>) -> RunnerBuilder {
-    Runner::builder(APP, root)
-        .session_service(Arc::new(InMemorySessionService::new()))
+pub(crate) fn runner(root: impl IntoAgent) -> RunnerBuilder {
+    runner_on(root, InMemorySessionService::new())
+}
+
+/// As [`runner`], with sessions kept in `sessions`.
+pub(crate) fn runner_on(root: impl IntoAgent, sessions: impl IntoSessionService) -> RunnerBuilder {
+    Runner::builder(APP, root, sessions)
         .auto_create_session(true)
         .ids(Arc::new(SequentialIds::default()))
         .clock(Arc::new(StepClock::default()))
@@ -35,7 +39,7 @@ pub(crate) fn runner(root: Arc<dyn Agent>) -> RunnerBuilder {
 
 /// An `LlmAgent` builder on `model`.
 pub(crate) fn agent(name: &str, model: &ScriptedModel) -> LlmAgentBuilder {
-    LlmAgent::builder(name).model(Arc::new(model.clone()))
+    LlmAgent::builder(name).model(model.clone())
 }
 
 /// What a run yielded and the error that ended it.
@@ -114,9 +118,8 @@ pub(crate) fn check(outcome: &Outcome, expected: Expect) {
 
 /// `transfer_money`, which asks for confirmation first and counts the transfers it made.
 pub(crate) fn guarded_transfer(sent: Arc<AtomicUsize>) -> Arc<dyn Tool> {
-    ClosureTool::shared(
-        "transfer_money",
-        move |ctx: &dyn ToolContext, args| match ctx.tool_confirmation() {
+    ClosureTool::shared("transfer_money", move |ctx: &ToolContext, args| {
+        match ctx.tool_confirmation() {
             None => {
                 ctx.request_confirmation("Send money?", Some(args.clone()))?;
                 Ok(json!({"status": "awaiting confirmation"}))
@@ -126,8 +129,8 @@ pub(crate) fn guarded_transfer(sent: Arc<AtomicUsize>) -> Arc<dyn Tool> {
                 Ok(json!({"status": "sent", "amount": args["amount"]}))
             }
             Some(_) => Ok(json!({"status": "rejected"})),
-        },
-    )
+        }
+    })
 }
 
 /// A resumable runner of agent `banker` on `model`, with [`guarded_transfer`] counting in `sent`.

@@ -61,7 +61,7 @@ impl Tool for BlockingTool {
         ))
     }
 
-    async fn run(&self, ctx: Arc<dyn ToolContext>, _args: Value) -> adk_core::Result<Value> {
+    async fn run(&self, ctx: ToolContext, _args: Value) -> adk_core::Result<Value> {
         self.started.notify_one();
         let _on_drop = NotifyOnDrop(self.cancelled.clone());
         ctx.cancellation().cancelled().await;
@@ -95,7 +95,7 @@ impl Tool for SaveReportTool {
         Some(FunctionDeclaration::new("save_report", "Saves a report."))
     }
 
-    async fn run(&self, ctx: Arc<dyn ToolContext>, _args: Value) -> adk_core::Result<Value> {
+    async fn run(&self, ctx: ToolContext, _args: Value) -> adk_core::Result<Value> {
         let version = ctx
             .save_artifact("report.txt", Part::text("all sunny"))
             .await?;
@@ -135,26 +135,25 @@ impl TestServer {
         let agent = LlmAgent::builder("weather_agent")
             .description("Answers questions about the weather.")
             .instruction("Answer about the weather in {user:city?}.")
-            .model(Arc::new(model.clone()))
+            .model(model.clone())
             .tool(ClosureTool::shared("get_weather", |ctx, args| {
-                ctx.set_state("user:last_city", args["city"].clone());
+                ctx.set_state("user:last_city", args["city"].clone())?;
                 Ok(json!({"sky": "sunny", "city": args["city"]}))
             }))
-            .tool(Arc::new(SaveReportTool))
+            .tool(SaveReportTool)
             .tool(ClosureTool::long_running("ask_approval", |_ctx, _args| {
                 Ok(Value::Null)
             }))
-            .tool(Arc::new(BlockingTool {
+            .tool(BlockingTool {
                 started: started.clone(),
                 cancelled: cancelled.clone(),
-            }))
+            })
             .output_key("answer")
             .build()
             .unwrap();
-        let runner = Runner::builder(APP, Arc::new(agent))
-            .session_service(Arc::new(sessions))
-            .artifact_service(Arc::new(InMemoryArtifactService::new()))
-            .memory_service(Arc::new(InMemoryMemoryService::new()))
+        let runner = Runner::builder(APP, agent, sessions)
+            .artifact_service(InMemoryArtifactService::new())
+            .memory_service(InMemoryMemoryService::new())
             .build()
             .unwrap();
         let server = Server::builder()

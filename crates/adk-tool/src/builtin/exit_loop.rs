@@ -1,7 +1,5 @@
 //! `exit_loop`: lets a model end the loop agent it runs in.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
 use super::NoArgs;
@@ -25,7 +23,7 @@ pub fn exit_loop() -> FunctionTool {
     )
 }
 
-async fn run(ctx: Arc<dyn ToolContext>, _args: NoArgs) -> Result<Value, std::convert::Infallible> {
+async fn run(ctx: ToolContext, _args: NoArgs) -> Result<Value, std::convert::Infallible> {
     ctx.escalate();
     ctx.skip_summarization();
     Ok(Value::Null)

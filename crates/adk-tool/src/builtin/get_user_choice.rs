@@ -1,7 +1,5 @@
 //! `get_user_choice`: shows the user options and waits for their pick.
 
-use std::sync::Arc;
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -36,10 +34,7 @@ pub fn get_user_choice() -> FunctionTool {
     .build()
 }
 
-async fn run(
-    ctx: Arc<dyn ToolContext>,
-    _args: UserChoiceArgs,
-) -> Result<Value, std::convert::Infallible> {
+async fn run(ctx: ToolContext, _args: UserChoiceArgs) -> Result<Value, std::convert::Infallible> {
     ctx.skip_summarization();
     Ok(Value::Null)
 }

@@ -1,7 +1,5 @@
 //! `load_artifacts`: lets a model read the session's artifacts.
 
-use std::sync::Arc;
-
 use adk_core::{Content, FunctionDeclaration, LlmRequest, Part, PartData, Result, Role};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -102,7 +100,7 @@ impl Tool for LoadArtifactsTool {
         self.inner.declaration()
     }
 
-    async fn process_request(&self, ctx: &dyn ToolContext, request: &mut LlmRequest) -> Result<()> {
+    async fn process_request(&self, ctx: &ToolContext, request: &mut LlmRequest) -> Result<()> {
         self.inner.process_request(ctx, request).await?;
         let available = ctx.list_artifacts().await?;
         if available.is_empty() {
@@ -138,7 +136,7 @@ impl Tool for LoadArtifactsTool {
         Ok(())
     }
 
-    async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
+    async fn run(&self, ctx: ToolContext, args: Value) -> Result<Value> {
         self.inner.run(ctx, args).await
     }
 }
@@ -175,7 +173,7 @@ fn requested_artifacts(request: &LlmRequest) -> Vec<String> {
 }
 
 /// Loads `name` from the session, then from the user's shared artifacts.
-async fn load(ctx: &dyn ToolContext, name: &str) -> Result<Option<Part>> {
+async fn load(ctx: &ToolContext, name: &str) -> Result<Option<Part>> {
     if let Some(part) = ctx.load_artifact(name, None).await? {
         return Ok(Some(part));
     }

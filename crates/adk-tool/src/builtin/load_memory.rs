@@ -1,7 +1,5 @@
 //! `load_memory`: lets a model search the user's memory.
 
-use std::sync::Arc;
-
 use adk_core::{FunctionDeclaration, LlmRequest, Result};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -55,7 +53,7 @@ impl Default for LoadMemoryTool {
     }
 }
 
-async fn load_memory(ctx: Arc<dyn ToolContext>, args: LoadMemoryArgs) -> Result<Value> {
+async fn load_memory(ctx: ToolContext, args: LoadMemoryArgs) -> Result<Value> {
     let response = ctx.search_memory(&args.query).await?;
     Ok(json!({ "memories": response.memories }))
 }
@@ -74,13 +72,13 @@ impl Tool for LoadMemoryTool {
         self.inner.declaration()
     }
 
-    async fn process_request(&self, ctx: &dyn ToolContext, request: &mut LlmRequest) -> Result<()> {
+    async fn process_request(&self, ctx: &ToolContext, request: &mut LlmRequest) -> Result<()> {
         self.inner.process_request(ctx, request).await?;
         request.append_instructions([INSTRUCTION]);
         Ok(())
     }
 
-    async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
+    async fn run(&self, ctx: ToolContext, args: Value) -> Result<Value> {
         self.inner.run(ctx, args).await
     }
 }

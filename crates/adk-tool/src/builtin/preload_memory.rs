@@ -1,8 +1,6 @@
 //! `preload_memory`: puts what the memory knows about the user's message into the system
 //! instruction before each model call.
 
-use std::sync::Arc;
-
 use adk_core::{FunctionDeclaration, LlmRequest, MemoryEntry, PartData, Result};
 use async_trait::async_trait;
 use serde_json::Value;
@@ -47,7 +45,7 @@ impl Tool for PreloadMemoryTool {
         None
     }
 
-    async fn process_request(&self, ctx: &dyn ToolContext, request: &mut LlmRequest) -> Result<()> {
+    async fn process_request(&self, ctx: &ToolContext, request: &mut LlmRequest) -> Result<()> {
         let query = ctx
             .callback_context()
             .user_content()
@@ -69,7 +67,7 @@ impl Tool for PreloadMemoryTool {
         Ok(())
     }
 
-    async fn run(&self, _ctx: Arc<dyn ToolContext>, _args: Value) -> Result<Value> {
+    async fn run(&self, _ctx: ToolContext, _args: Value) -> Result<Value> {
         Err(ToolError::new(
             ToolErrorKind::Failed,
             "`preload_memory` is not a function you can call; memories are already in your \

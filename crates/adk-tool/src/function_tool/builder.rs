@@ -37,7 +37,7 @@ enum Confirmation<Args> {
 ///     recipient: String,
 /// }
 ///
-/// async fn transfer(_ctx: Arc<dyn ToolContext>, args: Transfer) -> Result<String, String> {
+/// async fn transfer(_ctx: ToolContext, args: Transfer) -> Result<String, String> {
 ///     Ok(format!("sent {} to {}", args.amount, args.recipient))
 /// }
 ///

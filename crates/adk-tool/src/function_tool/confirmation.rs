@@ -24,7 +24,7 @@ pub(crate) enum ConfirmationGate {
 /// Decides whether a call of `tool_name` runs: when `needed`, it runs only once the user has
 /// confirmed. Without an answer yet, it records a confirmation request in the event's actions.
 pub(crate) fn confirmation_gate(
-    ctx: &dyn ToolContext,
+    ctx: &ToolContext,
     tool_name: &str,
     needed: bool,
 ) -> Result<ConfirmationGate, ToolError> {

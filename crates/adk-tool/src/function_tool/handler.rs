@@ -2,7 +2,6 @@
 //! body of a [`FunctionTool`](crate::FunctionTool).
 
 use std::future::Future;
-use std::sync::Arc;
 
 use adk_core::BoxError;
 use futures::FutureExt;
@@ -18,7 +17,7 @@ use crate::{ToolContext, ToolError, ToolErrorKind};
 ///
 /// It is implemented for every `async fn` (or closure returning a future) of one of the shapes
 ///
-/// - `async fn(Arc<dyn ToolContext>, Args) -> Result<Out, E>`, for tools that use the context;
+/// - `async fn(ToolContext, Args) -> Result<Out, E>`, for tools that use the context;
 /// - `async fn(Args) -> Result<Out, E>`, for tools that do not,
 ///
 /// where `Args` derives `Deserialize` and [`JsonSchema`](schemars::JsonSchema), `Out: Serialize`,
@@ -42,9 +41,8 @@ use crate::{ToolContext, ToolError, ToolErrorKind};
 ///     args.a.checked_add(args.b).ok_or_else(|| "the sum overflows".to_owned())
 /// }
 ///
-/// async fn remember_sum(ctx: Arc<dyn ToolContext>, args: Args) -> Result<(), String> {
-///     ctx.set_state("last_sum", (args.a + args.b).into());
-///     Ok(())
+/// async fn remember_sum(ctx: ToolContext, args: Args) -> adk_core::Result<()> {
+///     ctx.set_state("last_sum", args.a + args.b)
 /// }
 ///
 /// let add = FunctionTool::new("add", "Adds two integers.", add);
@@ -65,7 +63,7 @@ use crate::{ToolContext, ToolError, ToolErrorKind};
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the body of a tool",
-    label = "expected an `async fn(Arc<dyn ToolContext>, Args) -> Result<Out, E>` or an `async fn(Args) -> Result<Out, E>`",
+    label = "expected an `async fn(ToolContext, Args) -> Result<Out, E>` or an `async fn(Args) -> Result<Out, E>`",
     note = "the arguments are one type that derives `serde::Deserialize` and `schemars::JsonSchema`",
     note = "the function returns a `Send + 'static` future of `Result<Out, E>` where `Out: serde::Serialize` and `E: Into<Box<dyn std::error::Error + Send + Sync>>`"
 )]
@@ -76,14 +74,14 @@ pub trait ToolFunction<M>: Send + Sync + 'static {
     /// Calls the function and turns its result into JSON, or its error into a [`ToolError`].
     fn call(
         &self,
-        ctx: Arc<dyn ToolContext>,
+        ctx: ToolContext,
         args: Self::Args,
     ) -> BoxFuture<'static, Result<Value, ToolError>>;
 }
 
-impl<F, Fut, Args, Out, E> ToolFunction<(Arc<dyn ToolContext>, Args)> for F
+impl<F, Fut, Args, Out, E> ToolFunction<(ToolContext, Args)> for F
 where
-    F: Fn(Arc<dyn ToolContext>, Args) -> Fut + Send + Sync + 'static,
+    F: Fn(ToolContext, Args) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Out, E>> + Send + 'static,
     Args: DeserializeOwned + JsonSchema + Send + 'static,
     Out: Serialize + 'static,
@@ -91,11 +89,7 @@ where
 {
     type Args = Args;
 
-    fn call(
-        &self,
-        ctx: Arc<dyn ToolContext>,
-        args: Args,
-    ) -> BoxFuture<'static, Result<Value, ToolError>> {
+    fn call(&self, ctx: ToolContext, args: Args) -> BoxFuture<'static, Result<Value, ToolError>> {
         self(ctx, args).map(into_response).boxed()
     }
 }
@@ -110,11 +104,7 @@ where
 {
     type Args = Args;
 
-    fn call(
-        &self,
-        _ctx: Arc<dyn ToolContext>,
-        args: Args,
-    ) -> BoxFuture<'static, Result<Value, ToolError>> {
+    fn call(&self, _ctx: ToolContext, args: Args) -> BoxFuture<'static, Result<Value, ToolError>> {
         self(args).map(into_response).boxed()
     }
 }

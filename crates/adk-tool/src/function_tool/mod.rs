@@ -30,8 +30,7 @@ const LONG_RUNNING_NOTE: &str = "NOTE: this tool starts work that finishes later
                                  answered with a status, do not call it again for the same request.";
 
 /// The body of a call, ready to run once it has a context.
-type RunCall =
-    Box<dyn FnOnce(Arc<dyn ToolContext>) -> BoxFuture<'static, Result<Value, ToolError>> + Send>;
+type RunCall = Box<dyn FnOnce(ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> + Send>;
 
 /// A call with its arguments parsed, ready to run.
 pub(crate) struct PreparedCall {
@@ -40,16 +39,16 @@ pub(crate) struct PreparedCall {
 }
 
 /// A tool function with its shape erased.
-type Body<Args> = Arc<
-    dyn Fn(Arc<dyn ToolContext>, Args) -> BoxFuture<'static, Result<Value, ToolError>>
-        + Send
-        + Sync,
->;
+type Body<Args> =
+    Arc<dyn Fn(ToolContext, Args) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
 
 /// Parses validated arguments into a [`PreparedCall`].
 type Prepare = Box<dyn Fn(Value) -> Result<PreparedCall, ToolError> + Send + Sync>;
 
-/// A tool made from an `async fn(Arc<dyn ToolContext>, Args) -> Result<Out, E>`.
+/// A tool made from an `async fn(ToolContext, Args) -> Result<Out, E>` (or without the context).
+///
+/// The [`#[adk::tool]`](https://docs.rs/adk/latest/adk/attr.tool.html) attribute makes one from a
+/// plain `async fn`; `FunctionTool::new` takes closures and functions of an arguments struct.
 ///
 /// The argument type's [`JsonSchema`](schemars::JsonSchema) becomes the declaration the model sees
 /// (simplified for providers, see [`parameters_schema`](crate::parameters_schema)); doc comments
@@ -77,7 +76,7 @@ type Prepare = Box<dyn Fn(Value) -> Result<PreparedCall, ToolError> + Send + Syn
 ///     celsius: f64,
 /// }
 ///
-/// async fn get_weather(_ctx: Arc<dyn ToolContext>, args: WeatherArgs) -> Result<Weather, String> {
+/// async fn get_weather(_ctx: ToolContext, args: WeatherArgs) -> Result<Weather, String> {
 ///     Ok(Weather { city: args.city, celsius: 21.5 })
 /// }
 ///
@@ -130,7 +129,7 @@ impl FunctionTool {
 
     /// Runs one call: validate, parse, confirm, then run the function under panic capture and the
     /// timeout.
-    async fn call(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value, ToolError> {
+    async fn call(&self, ctx: ToolContext, args: Value) -> Result<Value, ToolError> {
         let args = match args {
             Value::Null => Value::Object(Map::new()),
             args => args,
@@ -153,7 +152,7 @@ impl FunctionTool {
             .with_source(error)
         })?;
         if let ConfirmationGate::Respond(response) =
-            confirmation_gate(ctx.as_ref(), &self.name, prepared.needs_confirmation)?
+            confirmation_gate(&ctx, &self.name, prepared.needs_confirmation)?
         {
             return Ok(response);
         }
@@ -195,7 +194,7 @@ impl Tool for FunctionTool {
         self.long_running
     }
 
-    async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
+    async fn run(&self, ctx: ToolContext, args: Value) -> Result<Value> {
         Ok(self.call(ctx, args).await?)
     }
 }

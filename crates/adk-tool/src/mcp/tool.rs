@@ -49,7 +49,7 @@ impl McpTool {
         }
     }
 
-    async fn call(&self, ctx: &dyn ToolContext, args: Value) -> Result<Value, ToolError> {
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<Value, ToolError> {
         let arguments = match args {
             Value::Null => None,
             Value::Object(arguments) => Some(arguments),
@@ -108,8 +108,8 @@ impl Tool for McpTool {
         Some(declaration)
     }
 
-    async fn run(&self, ctx: Arc<dyn ToolContext>, args: Value) -> Result<Value> {
-        Ok(self.call(ctx.as_ref(), args).await?)
+    async fn run(&self, ctx: ToolContext, args: Value) -> Result<Value> {
+        Ok(self.call(&ctx, args).await?)
     }
 }
 

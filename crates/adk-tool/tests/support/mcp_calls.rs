@@ -7,7 +7,7 @@ use adk_tool::mcp::McpToolset;
 use adk_tool::{Tool, ToolError, Toolset};
 use serde_json::Value;
 
-use super::TestToolContext;
+use super::{Readonly as _, TestToolContext};
 
 /// The tools `toolset` lists for a plain context.
 pub async fn tools_of(toolset: &McpToolset) -> Vec<Arc<dyn Tool>> {

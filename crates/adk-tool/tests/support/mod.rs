@@ -1,5 +1,5 @@
-//! Test support shared by the integration tests: a [`TestToolContext`] on a real invocation, and
-//! in-memory artifact and memory services.
+//! Test support shared by the integration tests: tool contexts on a real invocation
+//! ([`TestToolContext`], [`Setup`]), and in-memory artifact and memory services.
 //!
 //! Each test binary uses part of it.
 #![allow(dead_code, unreachable_pub)]
@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use adk_core::{
-    Agent, ArtifactService, ArtifactVersion, CallbackContext, Content, EventStream, FunctionCallId,
+    Agent, ArtifactService, ArtifactVersion, Content, EventStream, FunctionCallId,
     InvocationContext, MemoryEntry, MemoryService, Part, ReadonlyContext, Result,
-    SearchMemoryResponse, Session, SessionKey, ToolConfirmation,
+    SearchMemoryResponse, Services, Session, SessionKey, ToolConfirmation,
 };
 use adk_tool::ToolContext;
 use async_trait::async_trait;
@@ -71,56 +71,44 @@ impl Setup {
         self
     }
 
-    pub fn build(self) -> Arc<TestToolContext> {
+    pub fn build(self) -> ToolContext {
         let session = Session::new(SessionKey::new("app", "user-1", "session-1"));
-        let mut builder = InvocationContext::builder(Arc::new(Idle), session);
+        let mut services = Services::default();
+        services.artifact_service = self
+            .artifacts
+            .map(|artifacts| artifacts as Arc<dyn ArtifactService>);
+        services.memory_service = self.memory.map(|memory| memory as Arc<dyn MemoryService>);
+        let mut builder = InvocationContext::builder(Idle, session).services(services);
         if let Some(text) = self.user_message {
             builder = builder.user_content(Content::user(text));
         }
-        if let Some(artifacts) = self.artifacts {
-            builder = builder.artifact_service(artifacts);
-        }
-        if let Some(memory) = self.memory {
-            builder = builder.memory_service(memory);
-        }
         let invocation = builder.build().unwrap();
-        Arc::new(TestToolContext {
-            callback: CallbackContext::new(invocation),
-            call_id: FunctionCallId::from("call-1"),
-            confirmation: self.confirmation,
-        })
+        ToolContext::with_confirmation(
+            invocation,
+            Some(FunctionCallId::from("call-1")),
+            self.confirmation,
+        )
     }
 }
 
-/// A tool context as the flow would make one, answering function call `call-1`.
-pub struct TestToolContext {
-    callback: CallbackContext,
-    call_id: FunctionCallId,
-    confirmation: Option<ToolConfirmation>,
-}
+/// Tool contexts as the flow makes them, answering function call `call-1`.
+pub struct TestToolContext;
 
 impl TestToolContext {
     /// A context with no services and no user message.
-    pub fn plain() -> Arc<Self> {
+    pub fn plain() -> ToolContext {
         Setup::default().build()
-    }
-
-    pub fn readonly(&self) -> ReadonlyContext {
-        ReadonlyContext::new(self.callback.invocation().clone())
     }
 }
 
-impl ToolContext for TestToolContext {
-    fn callback_context(&self) -> &CallbackContext {
-        &self.callback
-    }
+/// What a toolset sees of a tool context's invocation.
+pub trait Readonly {
+    fn readonly(&self) -> ReadonlyContext;
+}
 
-    fn function_call_id(&self) -> Option<&FunctionCallId> {
-        Some(&self.call_id)
-    }
-
-    fn tool_confirmation(&self) -> Option<&ToolConfirmation> {
-        self.confirmation.as_ref()
+impl Readonly for ToolContext {
+    fn readonly(&self) -> ReadonlyContext {
+        ReadonlyContext::new(self.invocation().clone())
     }
 }
 

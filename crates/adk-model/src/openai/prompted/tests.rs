@@ -6,7 +6,7 @@ use adk_test::{MockResponse, MockServer, ReceivedRequest};
 use futures::TryStreamExt as _;
 
 use super::*;
-use crate::OpenAiModel;
+use crate::OpenAi;
 
 fn weather() -> FunctionDeclaration {
     FunctionDeclaration::new("get_weather", "Returns the weather in a city.").with_parameters(json!({
@@ -65,13 +65,17 @@ async fn turn(
     answers: Vec<MockResponse>,
 ) -> (Vec<LlmResponse>, Vec<ReceivedRequest>) {
     let server = MockServer::start(answers).await;
-    let model = OpenAiModel::builder("m")
+    let model = OpenAi::builder("m")
         .base_url(server.base_url())
         .api_key("k")
         .prompted_tools(true)
         .build()
         .unwrap();
-    let responses: Vec<LlmResponse> = model.generate(request, stream).try_collect().await.unwrap();
+    let responses: Vec<LlmResponse> = model
+        .generate(request, mode(stream))
+        .try_collect()
+        .await
+        .unwrap();
     assert_eq!(server.remaining(), 0, "every scripted answer is asked for");
     (responses, server.requests())
 }
@@ -341,4 +345,13 @@ fn forcing_an_unknown_tool_is_an_error() {
         error.to_string().contains("allowed_function_names"),
         "{error}"
     );
+}
+
+/// The streaming mode a test's `stream` flag asks for.
+fn mode(stream: bool) -> adk_core::StreamingMode {
+    if stream {
+        adk_core::StreamingMode::Sse
+    } else {
+        adk_core::StreamingMode::None
+    }
 }

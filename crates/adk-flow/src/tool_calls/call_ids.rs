@@ -10,6 +10,7 @@
 
 use std::collections::HashSet;
 
+use adk_core::internal::InvocationControl as _;
 use adk_core::{CLIENT_FUNCTION_CALL_ID_PREFIX, Event, FunctionCallId, InvocationContext};
 use parking_lot::Mutex;
 
@@ -32,7 +33,10 @@ struct Seen {
 /// becomes a client id (`adk-...`), a repeated, empty or client-looking provider id a fresh one.
 /// A partial event's calls only get missing ids: the final event repeats them and is the one
 /// that counts.
-pub(crate) fn make_unique(ctx: &InvocationContext, event: &mut Event) {
+///
+/// Call it on a model event before it is yielded (the id it stores is the one every later step
+/// keys the call by), then run its calls with a [`ToolInvoker`](super::ToolInvoker).
+pub fn assign_call_ids(ctx: &InvocationContext, event: &mut Event) {
     let partial = event.is_partial();
     let Some(content) = event.response.content.as_mut() else {
         return;
@@ -52,7 +56,7 @@ pub(crate) fn make_unique(ctx: &InvocationContext, event: &mut Event) {
     }
     let known = ctx.invocation_data::<SessionCallIds>();
     let mut seen = known.0.lock();
-    seen.catch_up(&ctx.session().events);
+    ctx.with_session(|session| seen.catch_up(&session.events));
     for call in calls {
         let id = match call.id.take() {
             None => ctx.ids().function_call_id(),

@@ -1,11 +1,12 @@
-//! The loop guard of `LlmAgentBuilder::max_repeated_tool_calls`: counts how many times each agent
-//! ran each tool with each arguments in the invocation, and refuses a call past the limit.
+//! The loop guard (`LlmAgentBuilder::max_repeated_tool_calls`,
+//! [`ToolInvoker::max_repeated_calls`](super::ToolInvoker::max_repeated_calls)): counts how many
+//! times each agent ran each tool with each arguments in the invocation, and refuses a call past
+//! the limit.
 
-use adk_core::FunctionCall;
+use adk_core::internal::InvocationControl as _;
+use adk_core::{FunctionCall, InvocationContext};
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
-
-use super::Step;
 
 /// The runs of one tool with one set of arguments by one agent.
 struct Runs {
@@ -20,16 +21,18 @@ struct Runs {
 #[derive(Default)]
 struct RepeatedCalls(Mutex<Vec<Runs>>);
 
-/// The response that refuses `call` when its agent already ran the tool with the same arguments as
-/// often as the limit allows (the agent's own, else the run's); otherwise counts the call as run and
-/// gives `None`. Arguments are compared as JSON values, so the order of their keys does not matter.
-pub(super) fn refusal(step: &Step, call: &FunctionCall) -> Option<Value> {
-    let limit = step
-        .agent
-        .max_repeated_tool_calls
-        .or(step.ctx.run_config().max_repeated_tool_calls)?;
-    let agent = step.agent.base.name.as_str();
-    let calls = step.ctx.invocation_data::<RepeatedCalls>();
+/// The response that refuses `call` when the running agent already ran the tool with the same
+/// arguments as often as the limit allows (`limit`, else the run's); otherwise counts the call as
+/// run and gives `None`. Arguments are compared as JSON values, so the order of their keys does
+/// not matter.
+pub(super) fn refusal(
+    ctx: &InvocationContext,
+    limit: Option<u32>,
+    call: &FunctionCall,
+) -> Option<Value> {
+    let limit = limit.or(ctx.run_config().max_repeated_tool_calls)?;
+    let agent = ctx.agent_name();
+    let calls = ctx.invocation_data::<RepeatedCalls>();
     let mut calls = calls.0.lock();
     let index = match calls
         .iter()

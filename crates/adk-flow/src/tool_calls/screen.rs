@@ -2,15 +2,15 @@
 //! cut to `RunConfig::max_tool_result_bytes`, so that one tool cannot flood the model's context
 //! or storage, and no `app:` state when the app does not let tools write it.
 
-use adk_core::{Event, PartData, StateScope};
+use adk_core::internal::InvocationControl as _;
+use adk_core::{Event, InvocationContext, PartData, StateScope};
 use serde_json::{Map, Value};
 
-use super::Step;
-use crate::ToolStateScopes;
+use super::ToolStateScopes;
 
 /// Applies the invocation's limits to the tool-response event `event`.
-pub(crate) fn screen(step: &Step, event: &mut Event) {
-    let limit = step.ctx.run_config().max_tool_result_bytes;
+pub(super) fn screen(ctx: &InvocationContext, event: &mut Event) {
+    let limit = ctx.run_config().max_tool_result_bytes;
     if limit > 0
         && let Some(content) = event.response.content.as_mut()
     {
@@ -27,7 +27,7 @@ pub(crate) fn screen(step: &Step, event: &mut Event) {
             }
         }
     }
-    if !step.ctx.invocation_data::<ToolStateScopes>().allows_app() {
+    if !ctx.invocation_data::<ToolStateScopes>().allows_app() {
         event.actions.state_delta.retain(|key, _| {
             let shared = StateScope::of(key) == StateScope::App;
             if shared {

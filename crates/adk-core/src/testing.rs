@@ -1,11 +1,13 @@
-//! [`ScriptedModel`]: an [`Llm`] that answers from a script and records what it was asked.
+//! Test doubles for code built on adk-rs (feature `test-util`): [`ScriptedModel`], a model that
+//! answers from a script and records what it was asked, so that an agent's tests, examples and
+//! documentation run without a network or a key.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use adk_core::{
+use crate::{
     Content, Error, ErrorKind, FunctionCall, Llm, LlmRequest, LlmResponse, LlmResponseStream, Part,
-    Role,
+    Role, StreamingMode,
 };
 use futures::StreamExt as _;
 use parking_lot::Mutex;
@@ -20,8 +22,11 @@ enum Turn {
 
 /// A model that answers each call with the next turn of its script, and records every request.
 ///
+/// Clones share the script and the record, so a test can keep one clone and hand the other to
+/// an agent.
+///
 /// ```
-/// use adk_test::ScriptedModel;
+/// use adk_core::testing::ScriptedModel;
 /// use serde_json::json;
 ///
 /// let model = ScriptedModel::new("scripted")
@@ -70,7 +75,7 @@ impl ScriptedModel {
             })
             .collect();
         let mut last = LlmResponse::new(Content::model(chunks.concat()));
-        last.finish_reason = Some(adk_core::FinishReason::Stop);
+        last.finish_reason = Some(crate::FinishReason::Stop);
         last.turn_complete = Some(true);
         responses.push(last);
         self.then_stream(responses)
@@ -123,7 +128,7 @@ impl Llm for ScriptedModel {
         &self.name
     }
 
-    fn generate(&self, request: LlmRequest, _stream: bool) -> LlmResponseStream {
+    fn generate(&self, request: LlmRequest, _mode: StreamingMode) -> LlmResponseStream {
         let call_number = {
             let mut requests = self.requests.lock();
             requests.push(request);

@@ -4,8 +4,10 @@
 /// (`RunnerBuilder::allow_app_state_from_tools`); an invocation without one allows everything, as
 /// ADK Python does.
 ///
+/// It is invocation data the runner installs: public for the runner only, not part of the API.
+///
 /// ```
-/// use adk_flow::ToolStateScopes;
+/// use adk_flow::internal::ToolStateScopes;
 ///
 /// let strict = ToolStateScopes::default().app(false);
 /// assert!(!strict.allows_app());

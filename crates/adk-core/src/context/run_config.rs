@@ -1,0 +1,106 @@
+//! [`RunConfig`]: the settings of one run, and the [`StreamingMode`] it asks models for.
+
+use serde_json::{Map, Value};
+
+/// How a run streams model output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum StreamingMode {
+    /// One event per model response.
+    #[default]
+    None,
+    /// Partial events with text deltas as they arrive, then the aggregated event.
+    Sse,
+}
+
+impl StreamingMode {
+    /// Whether the model is asked to stream its answer.
+    pub fn is_streaming(self) -> bool {
+        self == Self::Sse
+    }
+}
+
+/// Settings of one run.
+///
+/// ```
+/// use adk_core::{RunConfig, StreamingMode};
+///
+/// let config = RunConfig::default().with_streaming_mode(StreamingMode::Sse);
+/// assert_eq!(config.max_llm_calls, 500);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RunConfig {
+    /// Whether model output is streamed.
+    pub streaming_mode: StreamingMode,
+    /// The most model calls one invocation may make; past it the run fails with
+    /// [`ErrorKind::LlmCallsLimitExceeded`](crate::ErrorKind::LlmCallsLimitExceeded). `0` means
+    /// no limit.
+    pub max_llm_calls: u32,
+    /// Metadata attached to the events of the run.
+    pub custom_metadata: Map<String, Value>,
+    /// Save inline bytes of the user's message as artifacts instead of sending them in history.
+    pub save_input_blobs_as_artifacts: bool,
+    /// For every agent of the run that sets no limit of its own: how many times one agent may run
+    /// one tool with the same arguments in one invocation; later calls are answered with an error
+    /// instead of running the tool. `None` (the default) means no limit.
+    pub max_repeated_tool_calls: Option<u32>,
+    /// How many function calls of one model response run at once; the others wait for a slot.
+    /// `0` means no cap. A model can ask for any number of calls in one response, and each may
+    /// open connections or processes, so the default caps them at 16.
+    pub max_concurrent_tool_calls: usize,
+    /// The largest tool result, in bytes of its JSON, that reaches the history (and so the model
+    /// and storage) whole; a larger one is cut to this size with a note saying so. Default
+    /// [`DEFAULT_MAX_TOOL_RESULT_BYTES`] (512 KiB); `0` means no limit.
+    pub max_tool_result_bytes: usize,
+}
+
+/// The default of [`RunConfig::max_tool_result_bytes`]: 512 KiB, about 130 000 tokens.
+pub const DEFAULT_MAX_TOOL_RESULT_BYTES: usize = 512 * 1024;
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        Self {
+            streaming_mode: StreamingMode::None,
+            max_llm_calls: 500,
+            custom_metadata: Map::new(),
+            save_input_blobs_as_artifacts: false,
+            max_repeated_tool_calls: None,
+            max_concurrent_tool_calls: 16,
+            max_tool_result_bytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
+        }
+    }
+}
+
+impl RunConfig {
+    /// Sets the streaming mode.
+    pub fn with_streaming_mode(mut self, mode: StreamingMode) -> Self {
+        self.streaming_mode = mode;
+        self
+    }
+
+    /// Sets the model-call limit.
+    pub fn with_max_llm_calls(mut self, limit: u32) -> Self {
+        self.max_llm_calls = limit;
+        self
+    }
+
+    /// Sets how many function calls of one model response run at once (`0`: no cap).
+    pub fn with_max_concurrent_tool_calls(mut self, limit: usize) -> Self {
+        self.max_concurrent_tool_calls = limit;
+        self
+    }
+
+    /// Sets how many times an agent may run one tool with the same arguments in one invocation
+    /// (at least 1), for agents that set no limit of their own.
+    pub fn with_max_repeated_tool_calls(mut self, limit: u32) -> Self {
+        self.max_repeated_tool_calls = Some(limit.max(1));
+        self
+    }
+
+    /// Sets the largest tool result kept whole, in bytes of its JSON (`0`: no limit).
+    pub fn with_max_tool_result_bytes(mut self, limit: usize) -> Self {
+        self.max_tool_result_bytes = limit;
+        self
+    }
+}

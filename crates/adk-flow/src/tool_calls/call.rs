@@ -1,0 +1,281 @@
+//! One function call: its hooks, the tool, and what becomes of a failure, in the call's
+//! `execute_tool` span.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use adk_core::internal::InvocationControl as _;
+use adk_core::{
+    Error, ErrorKind, EventActions, FunctionCall, FunctionDeclaration, FunctionResponse, Part,
+    PartData, Result, ToolConfirmation,
+};
+use adk_telemetry::ToolCall;
+use adk_tool::{Tool, ToolContext};
+use async_trait::async_trait;
+use futures::FutureExt as _;
+use serde_json::{Map, Value, json};
+use tracing::Instrument as _;
+
+use super::{ToolInvoker, ToolMap, repeated};
+use crate::callbacks::first_some;
+use crate::plugin::Plugins;
+
+/// What one call gave: its response part (none for a long-running tool that gave no result yet),
+/// the actions its tool recorded, and the tool's failure when no hook recovered from it. An error
+/// is a hook's (a plugin or a callback failed).
+pub(super) type Outcome = Result<CallOutcome>;
+
+pub(super) struct CallOutcome {
+    pub(super) part: Option<Part>,
+    pub(super) actions: EventActions,
+    pub(super) failure: Option<Error>,
+}
+
+/// Runs one call in its `execute_tool` span, recording its result, failure and duration.
+pub(super) async fn run(
+    invoker: ToolInvoker<'_>,
+    call: &FunctionCall,
+    confirmation: Option<ToolConfirmation>,
+) -> Outcome {
+    let description = invoker
+        .tools
+        .get(&call.name)
+        .map_or("", |tool| tool.description());
+    let trace = ToolCall::start(invoker.ctx, description, call);
+    let outcome = run_hooked(invoker, call, confirmation, &trace)
+        .instrument(trace.span().clone())
+        .await;
+    match &outcome {
+        Ok(outcome) => trace.finish(outcome.part.as_ref().and_then(function_response_of)),
+        Err(error) => {
+            trace.record_error(error);
+            trace.finish(None);
+        }
+    }
+    outcome
+}
+
+fn function_response_of(part: &Part) -> Option<&Map<String, Value>> {
+    match &part.data {
+        PartData::FunctionResponse(response) => Some(&response.response),
+        _ => None,
+    }
+}
+
+/// Runs one call: before-tool hooks, the tool (a failure, a panic or a timeout becomes an error
+/// result, which on-tool-error hooks may replace), then after-tool hooks; at each hook plugins run
+/// first. A call of an unknown tool goes to the on-tool-error hooks only, as ADK does, and is
+/// answered with an error naming the available tools unless one recovers; a call repeated past
+/// the loop guard's limit is answered with an error without any hook.
+async fn run_hooked(
+    invoker: ToolInvoker<'_>,
+    call: &FunctionCall,
+    confirmation: Option<ToolConfirmation>,
+    trace: &ToolCall,
+) -> Outcome {
+    let ctx = invoker.ctx;
+    let tool_ctx = ToolContext::with_confirmation(ctx.clone(), call.id.clone(), confirmation);
+    let plugins = ctx.invocation_data::<Plugins>();
+    let hooks = Hooks {
+        plugins: &plugins,
+        callbacks: invoker.callbacks,
+        ctx: &tool_ctx,
+    };
+    let Some(tool) = invoker.tools.get(&call.name) else {
+        let missing = MissingTool {
+            name: call.name.clone(),
+        };
+        let error = Error::new(ErrorKind::Tool, tool_not_found(&call.name, invoker.tools));
+        trace.record_error(&error);
+        let args = Value::Object(call.args.clone());
+        let (result, failure) = hooks.recover(&missing, &args, error).await?;
+        return Ok(CallOutcome {
+            part: Some(response_part(call, result)),
+            actions: tool_ctx.take_actions(),
+            failure,
+        });
+    };
+    if let Some(response) = repeated::refusal(ctx, invoker.max_repeated_calls, call) {
+        return Ok(CallOutcome {
+            part: Some(response_part(call, response)),
+            actions: EventActions::default(),
+            failure: None,
+        });
+    }
+    let mut args = Value::Object(call.args.clone());
+
+    let (result, failure) = match hooks.before(tool.as_ref(), &mut args).await? {
+        Some(result) => (result, None),
+        None => match run_tool(tool, tool_ctx.clone(), args.clone(), invoker.timeout).await {
+            Ok(result) => (result, None),
+            Err(error) => {
+                trace.record_error(&error);
+                hooks.recover(tool.as_ref(), &args, error).await?
+            }
+        },
+    };
+    let result = match hooks.after(tool.as_ref(), &args, &result).await? {
+        Some(replaced) => replaced,
+        None => result,
+    };
+
+    let actions = tool_ctx.take_actions();
+    if tool.is_long_running() && result.is_null() {
+        return Ok(CallOutcome {
+            part: None,
+            actions,
+            failure,
+        });
+    }
+    Ok(CallOutcome {
+        part: Some(response_part(call, result)),
+        actions,
+        failure,
+    })
+}
+
+/// The hooks of one call: the invocation's plugins first, then the invoker's callbacks; the first
+/// that gives a value wins.
+struct Hooks<'a> {
+    plugins: &'a Plugins,
+    callbacks: Option<&'a crate::ToolCallbacks>,
+    ctx: &'a ToolContext,
+}
+
+impl Hooks<'_> {
+    async fn before(&self, tool: &dyn Tool, args: &mut Value) -> Result<Option<Value>> {
+        for plugin in self.plugins.iter() {
+            if let Some(result) = plugin.before_tool(tool, args, self.ctx).await? {
+                return Ok(Some(result));
+            }
+        }
+        let Some(callbacks) = self.callbacks else {
+            return Ok(None);
+        };
+        first_some(&callbacks.before, |callback| callback(self.ctx, tool, args))
+    }
+
+    async fn after(&self, tool: &dyn Tool, args: &Value, result: &Value) -> Result<Option<Value>> {
+        for plugin in self.plugins.iter() {
+            if let Some(replaced) = plugin.after_tool(tool, args, self.ctx, result).await? {
+                return Ok(Some(replaced));
+            }
+        }
+        let Some(callbacks) = self.callbacks else {
+            return Ok(None);
+        };
+        first_some(&callbacks.after, |callback| {
+            callback(self.ctx, tool, args, result)
+        })
+    }
+
+    /// The result of a failed call: the first on-tool-error hook that recovers gives it (and the
+    /// call did not fail), otherwise the error itself as `{"error": message}`.
+    async fn recover(
+        &self,
+        tool: &dyn Tool,
+        args: &Value,
+        error: Error,
+    ) -> Result<(Value, Option<Error>)> {
+        for plugin in self.plugins.iter() {
+            if let Some(recovered) = plugin.on_tool_error(tool, args, self.ctx, &error).await? {
+                return Ok((recovered, None));
+            }
+        }
+        if let Some(callbacks) = self.callbacks
+            && let Some(recovered) = first_some(&callbacks.on_error, |callback| {
+                callback(self.ctx, tool, args, &error)
+            })?
+        {
+            return Ok((recovered, None));
+        }
+        Ok((json!({"error": error.message()}), Some(error)))
+    }
+}
+
+/// What the on-tool-error hooks see for a call of a tool that is not on offer: a tool of the
+/// called name that cannot run.
+struct MissingTool {
+    name: String,
+}
+
+#[async_trait]
+impl Tool for MissingTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        "a tool the agent does not have"
+    }
+
+    fn declaration(&self) -> Option<FunctionDeclaration> {
+        None
+    }
+
+    async fn run(&self, _ctx: ToolContext, _args: Value) -> Result<Value> {
+        Err(Error::new(
+            ErrorKind::Tool,
+            format!("tool '{}' is not registered with this agent", self.name),
+        ))
+    }
+}
+
+/// Runs the tool within `timeout`, turning a panic into an error so that one faulty tool cannot
+/// end the run.
+async fn run_tool(
+    tool: &Arc<dyn Tool>,
+    ctx: ToolContext,
+    args: Value,
+    timeout: Option<Duration>,
+) -> Result<Value> {
+    let running = AssertUnwindSafe(tool.run(ctx, args)).catch_unwind();
+    let finished = match timeout {
+        Some(limit) => tokio::time::timeout(limit, running).await.map_err(|_| {
+            Error::new(
+                ErrorKind::Tool,
+                format!(
+                    "tool '{}' did not answer within {limit:?} and was stopped; it may succeed \
+                     with a smaller request or later",
+                    tool.name()
+                ),
+            )
+        })?,
+        None => running.await,
+    };
+    finished.unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|text| (*text).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_owned());
+        Err(Error::new(
+            ErrorKind::Tool,
+            format!("tool '{}' panicked: {message}", tool.name()),
+        ))
+    })
+}
+
+/// The function response part that answers `call` with `result`.
+pub(super) fn response_part(call: &FunctionCall, result: Value) -> Part {
+    let mut response = FunctionResponse::new(call.name.clone(), result);
+    response.id = call.id.clone();
+    Part::function_response(response)
+}
+
+/// The error of a call of a tool that is not on offer: it names the tools that are, so that the
+/// model can correct itself.
+fn tool_not_found(name: &str, tools: &ToolMap) -> String {
+    let mut available: Vec<&str> = tools.keys().map(String::as_str).collect();
+    available.sort_unstable();
+    format!(
+        "tool '{name}' not found. Available tools: {}. The name may be misspelled or made up, \
+         or the tool is not registered with this agent; call one of the available tools instead.",
+        if available.is_empty() {
+            "none".to_owned()
+        } else {
+            available.join(", ")
+        }
+    )
+}
