@@ -24,16 +24,24 @@ enum Event {
         rename = "response.output_item.added",
         alias = "response.output_item.done"
     )]
-    Item { output_index: usize, item: Value },
+    Item {
+        output_index: Option<usize>,
+        item: Value,
+    },
     #[serde(rename = "response.output_text.delta")]
     TextDelta { delta: String },
     #[serde(rename = "response.reasoning_summary_text.delta")]
     ReasoningDelta { delta: String },
     #[serde(rename = "response.function_call_arguments.delta")]
-    ArgumentsDelta { output_index: usize, delta: String },
+    ArgumentsDelta {
+        output_index: Option<usize>,
+        item_id: Option<String>,
+        delta: String,
+    },
     #[serde(rename = "response.function_call_arguments.done")]
     ArgumentsDone {
-        output_index: usize,
+        output_index: Option<usize>,
+        item_id: Option<String>,
         arguments: String,
     },
     #[serde(
@@ -81,16 +89,22 @@ impl StreamDecoder for StreamState {
                 return Ok(None);
             }
             Event::Item { output_index, item } => {
-                self.items.insert(output_index, item);
+                // Servers that leave `output_index` out (llama.cpp's) name the item by its id.
+                let index = output_index
+                    .or_else(|| self.index_of(None, item["id"].as_str()))
+                    .unwrap_or(self.items.len());
+                self.items.insert(index, item);
                 return Ok(None);
             }
             Event::TextDelta { delta } => Part::text(delta),
             Event::ReasoningDelta { delta } => Part::thought(delta),
             Event::ArgumentsDelta {
                 output_index,
+                item_id,
                 delta,
             } => {
-                if let Some(item) = self.items.get_mut(&output_index) {
+                let index = self.index_of(output_index, item_id.as_deref());
+                if let Some(item) = index.and_then(|index| self.items.get_mut(&index)) {
                     let mut arguments = item["arguments"].as_str().unwrap_or_default().to_owned();
                     arguments.push_str(&delta);
                     item["arguments"] = Value::String(arguments);
@@ -99,9 +113,11 @@ impl StreamDecoder for StreamState {
             }
             Event::ArgumentsDone {
                 output_index,
+                item_id,
                 arguments,
             } => {
-                if let Some(item) = self.items.get_mut(&output_index) {
+                let index = self.index_of(output_index, item_id.as_deref());
+                if let Some(item) = index.and_then(|index| self.items.get_mut(&index)) {
                     item["arguments"] = Value::String(arguments);
                 }
                 return Ok(None);
@@ -148,6 +164,20 @@ impl StreamDecoder for StreamState {
     }
 }
 
+impl StreamState {
+    /// The index of the item an event names: its `output_index`, else the item whose id is
+    /// `item_id`.
+    fn index_of(&self, output_index: Option<usize>, item_id: Option<&str>) -> Option<usize> {
+        output_index.or_else(|| {
+            let id = item_id?;
+            self.items
+                .iter()
+                .find(|(_, item)| item["id"].as_str() == Some(id))
+                .map(|(index, _)| *index)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +207,25 @@ mod tests {
         assert_eq!(content.function_calls().next().unwrap().args["a"], 1);
         assert_eq!(last.finish_reason, Some(FinishReason::Stop));
         assert_eq!(last.usage_metadata.unwrap().total_token_count, Some(3));
+    }
+
+    #[test]
+    fn items_without_an_output_index_are_named_by_their_id() {
+        // llama.cpp's server leaves `output_index` out of its events.
+        let mut state = StreamState::default();
+        for event in [
+            r#"{"type":"response.output_item.added","item":{"type":"function_call","id":"fc_1","call_id":"c1","name":"f","arguments":""}}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","delta":"{\"a\":1}"}"#,
+            r#"{"type":"response.output_item.added","item":{"type":"message","id":"msg_1","content":[]}}"#,
+            r#"{"type":"response.output_text.delta","item_id":"msg_1","delta":"ok"}"#,
+            r#"{"type":"response.output_item.done","item":{"type":"message","id":"msg_1","content":[{"type":"output_text","text":"ok"}]}}"#,
+            r#"{"type":"response.completed","response":{"status":"completed"}}"#,
+        ] {
+            state.push(event).unwrap();
+        }
+        let content = state.finish().unwrap().content.unwrap();
+        assert_eq!(content.function_calls().next().unwrap().args["a"], 1);
+        assert_eq!(content.text().as_deref(), Some("ok"));
     }
 
     #[test]
