@@ -90,9 +90,9 @@ impl ContextCacheConfig {
     /// seconds as `90s`.
     pub fn ttl_text(&self) -> String {
         let seconds = self.ttl.as_secs();
-        if seconds > 0 && seconds % 3600 == 0 {
+        if seconds > 0 && seconds.is_multiple_of(3600) {
             format!("{}h", seconds / 3600)
-        } else if seconds > 0 && seconds % 60 == 0 {
+        } else if seconds > 0 && seconds.is_multiple_of(60) {
             format!("{}m", seconds / 60)
         } else {
             format!("{seconds}s")
@@ -100,6 +100,7 @@ impl ContextCacheConfig {
     }
 
     /// Anthropic's ttl: `5m` up to five minutes, else `1h`.
+    #[cfg(feature = "anthropic")]
     pub(crate) fn anthropic_ttl(&self) -> &'static str {
         if self.ttl <= Duration::from_secs(300) {
             "5m"
@@ -109,6 +110,7 @@ impl ContextCacheConfig {
     }
 
     /// Whether a prefix of `chars` characters is long enough to cache.
+    #[cfg(any(feature = "openai", feature = "anthropic"))]
     pub(crate) fn worth_caching(&self, chars: usize) -> bool {
         estimated_tokens(chars) >= u64::from(self.min_tokens)
     }
@@ -116,11 +118,12 @@ impl ContextCacheConfig {
 
 /// A rough token count of `chars` characters of text: four characters a token, the providers' own
 /// rule of thumb for English.
+#[cfg(any(feature = "gemini", feature = "openai", feature = "anthropic"))]
 pub(crate) fn estimated_tokens(chars: usize) -> u64 {
     (chars as u64).div_ceil(4)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "anthropic"))]
 mod tests {
     use super::*;
 

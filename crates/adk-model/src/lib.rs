@@ -21,6 +21,7 @@ mod http;
 mod openai;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 mod parts;
+#[cfg(any(feature = "gemini", feature = "openai", feature = "anthropic"))]
 mod provider_data;
 #[cfg(feature = "openai")]
 mod responses;

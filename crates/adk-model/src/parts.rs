@@ -33,6 +33,7 @@ pub(crate) fn result_text(response: &FunctionResponse) -> String {
 }
 
 /// Whether a function response reports a failure: ADK's tools answer `{"error": ...}` alone.
+#[cfg(feature = "anthropic")]
 pub(crate) fn is_error_result(response: &FunctionResponse) -> bool {
     response.response.len() == 1 && response.response.contains_key("error")
 }
@@ -71,11 +72,12 @@ mod tests {
         assert_eq!(result_text(&number), "7");
         let object = FunctionResponse::new("f", json!({"city": "Paris", "sky": "sunny"}));
         assert_eq!(result_text(&object), r#"{"city":"Paris","sky":"sunny"}"#);
-        assert!(is_error_result(&FunctionResponse::new(
-            "f",
-            json!({"error": "no"})
-        )));
-        assert!(!is_error_result(&object));
+        #[cfg(feature = "anthropic")]
+        {
+            let error = FunctionResponse::new("f", json!({"error": "no"}));
+            assert!(is_error_result(&error));
+            assert!(!is_error_result(&object));
+        }
     }
 
     #[test]

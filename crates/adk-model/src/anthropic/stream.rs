@@ -44,20 +44,16 @@ enum Event {
 }
 
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(tag = "type")]
 enum Delta {
-    TextDelta {
-        text: String,
-    },
-    InputJsonDelta {
-        partial_json: String,
-    },
-    ThinkingDelta {
-        thinking: String,
-    },
-    SignatureDelta {
-        signature: String,
-    },
+    #[serde(rename = "text_delta")]
+    Text { text: String },
+    #[serde(rename = "input_json_delta")]
+    InputJson { partial_json: String },
+    #[serde(rename = "thinking_delta")]
+    Thinking { thinking: String },
+    #[serde(rename = "signature_delta")]
+    Signature { signature: String },
     #[serde(other)]
     Unknown,
 }
@@ -212,19 +208,19 @@ impl StreamState {
             ));
         };
         let partial = match (block, delta) {
-            (Block::Text(text), Delta::TextDelta { text: delta }) => {
+            (Block::Text(text), Delta::Text { text: delta }) => {
                 text.push_str(&delta);
                 Part::text(delta)
             }
-            (Block::Thinking { thinking, .. }, Delta::ThinkingDelta { thinking: delta }) => {
+            (Block::Thinking { thinking, .. }, Delta::Thinking { thinking: delta }) => {
                 thinking.push_str(&delta);
                 Part::thought(delta)
             }
-            (Block::Thinking { signature, .. }, Delta::SignatureDelta { signature: delta }) => {
+            (Block::Thinking { signature, .. }, Delta::Signature { signature: delta }) => {
                 signature.push_str(&delta);
                 return Ok(None);
             }
-            (Block::ToolUse { json, .. }, Delta::InputJsonDelta { partial_json }) => {
+            (Block::ToolUse { json, .. }, Delta::InputJson { partial_json }) => {
                 json.push_str(&partial_json);
                 return Ok(None);
             }

@@ -291,6 +291,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "anthropic")]
     #[test]
     fn other_providers_data_is_not_sent() {
         let mut signed = Part::thought("hmm");

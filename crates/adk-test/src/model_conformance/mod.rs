@@ -77,6 +77,9 @@ pub trait Wire: Send + Sync {
     fn request(&self, body: &Value) -> SentRequest;
 }
 
+/// Builds an adapter for a server's base URL.
+pub type ModelFactory = Box<dyn Fn(&str) -> Arc<dyn Llm> + Send + Sync>;
+
 /// One adapter under test: its name, its wire, and how to build it for a server's base URL
 /// (with retries fast enough for a test: the suite checks that a 429 is retried).
 pub struct AdapterCase {
@@ -85,7 +88,7 @@ pub struct AdapterCase {
     /// The provider's wire format.
     pub wire: Box<dyn Wire>,
     /// Builds the adapter for the server at the given base URL (`http://127.0.0.1:<port>`).
-    pub model: Box<dyn Fn(&str) -> Arc<dyn Llm> + Send + Sync>,
+    pub model: ModelFactory,
 }
 
 /// Runs every scenario of the suite on `case`, panicking with the adapter's name and the
