@@ -101,6 +101,7 @@ fn select_events(events: &[Event], request: &GetSessionRequest) -> Vec<Event> {
 
 // The methods are `async` to fit the trait boundary (`boundary::session_service!`); none awaits.
 impl InMemorySessionService {
+    /// Creates a session, applying its initial state to every scope.
     async fn create(&self, request: CreateSessionRequest) -> Result<Session> {
         let session_id = request.session_id.unwrap_or_else(|| UuidIdGen.session_id());
         let key = SessionKey::new(request.app_name, request.user_id, session_id);
@@ -121,6 +122,7 @@ impl InMemorySessionService {
         Ok(session)
     }
 
+    /// A copy of a session with the events `request` selects.
     async fn get(&self, request: GetSessionRequest) -> Result<Option<Session>> {
         let store = self.store.lock();
         Ok(store.sessions.get(&request.key).map(|stored| {
@@ -129,6 +131,7 @@ impl InMemorySessionService {
         }))
     }
 
+    /// The sessions of a user in an app, without their events.
     async fn list(&self, app_name: &str, user_id: &str) -> Result<Vec<Session>> {
         let store = self.store.lock();
         let mut sessions: Vec<Session> = store
@@ -141,6 +144,7 @@ impl InMemorySessionService {
         Ok(sessions)
     }
 
+    /// Deletes a session, remembering its last revision.
     async fn delete(&self, key: &SessionKey) -> Result<()> {
         let mut store = self.store.lock();
         if let Some(gone) = store.sessions.remove(key) {
@@ -150,6 +154,7 @@ impl InMemorySessionService {
         Ok(())
     }
 
+    /// Appends `event` if the session is still at `revision`; returns the new revision.
     async fn persist(&self, key: &SessionKey, revision: u64, event: &Event) -> Result<u64> {
         let stored_event = stored_event(event).into_owned();
         let mut scoped = split_delta(&stored_event);

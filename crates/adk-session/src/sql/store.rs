@@ -134,6 +134,7 @@ where
         Ok(done)
     }
 
+    /// Creates a session: its row, and its app and user state rows when missing.
     pub(crate) async fn create(&self, request: CreateSessionRequest) -> Result<Session> {
         let session_id = request.session_id.unwrap_or_else(|| UuidIdGen.session_id());
         let key = SessionKey::new(request.app_name, request.user_id, session_id);
@@ -173,6 +174,7 @@ where
         Ok(session)
     }
 
+    /// Loads a session with the events `request` selects, from one snapshot.
     pub(crate) async fn get(&self, request: GetSessionRequest) -> Result<Option<Session>> {
         let key = &request.key;
         let what = format!("loading session {}", key.session_id);
@@ -205,6 +207,7 @@ where
         Ok(Some(session))
     }
 
+    /// The sessions of a user in an app, without their events.
     pub(crate) async fn list(&self, app_name: &str, user_id: &str) -> Result<Vec<Session>> {
         let what = format!("listing the sessions of user {user_id} in app {app_name}");
         let key = SessionKey::new(app_name, user_id, "");
@@ -232,6 +235,7 @@ where
             .collect()
     }
 
+    /// Deletes a session and its events, remembering its last revision.
     pub(crate) async fn delete(&self, key: &SessionKey) -> Result<()> {
         let what = format!("deleting session {}", key.session_id);
         check_key::<D>(key, &what)?;
@@ -247,6 +251,7 @@ where
         .await
     }
 
+    /// Appends `event` if the session is still at `revision`; returns the new revision.
     pub(crate) async fn persist(
         &self,
         key: &SessionKey,
