@@ -291,7 +291,7 @@ async fn python_view_of_text(admin: &PgPool, schema: &str) -> String {
 }
 
 #[tokio::test]
-async fn postgres_stores_u0000_and_the_text_backslash_u0000_safely() {
+async fn postgres_stores_u0000_safely() {
     let Some((service, admin, schema)) = postgres("adk_nul").await else {
         return;
     };
@@ -327,20 +327,38 @@ async fn postgres_stores_u0000_and_the_text_backslash_u0000_safely() {
         "ADK Python reads a valid event, U+FFFD in place of U+0000"
     );
 
-    // An event with only the text `\u0000` is stored as it is, for ADK Python too.
-    let text = Event::new(InvocationId::from("e-2"), "agent")
+    service.close().await;
+    fixtures::drop_schema(admin, &schema).await;
+}
+
+/// The six characters `\u0000` (no U+0000 anywhere) are text like any other: stored as they are,
+/// for ADK Python too, in events and state.
+#[tokio::test]
+async fn postgres_accepts_the_text_backslash_u0000() {
+    let Some((service, admin, schema)) = postgres("adk_escape").await else {
+        return;
+    };
+    let mut session = service
+        .create_session(adk_core::CreateSessionRequest::new("app", "ada"))
+        .await
+        .unwrap();
+    let mut text = Event::new(InvocationId::from("e-1"), "agent")
         .with_content(Content::model("\\u0000 and \\\\u0000"));
+    text.actions.state_delta = json!({"text": "\\u0000", "user:text": "a\\u0000b"})
+        .as_object()
+        .unwrap()
+        .clone();
     let stored = service.append_event(&mut session, text).await.unwrap();
     assert_eq!(
         python_view_of_text(&admin, &schema).await,
         "\\u0000 and \\\\u0000"
     );
-    let loaded = service
-        .get_session(GetSessionRequest::new(session.key()).recent(1))
-        .await
-        .unwrap()
-        .unwrap();
+    let loaded = load(&service, session.key()).await;
     assert_eq!(loaded.events, [stored]);
+    assert_eq!(
+        Value::Object(loaded.state),
+        json!({"text": "\\u0000", "user:text": "a\\u0000b"})
+    );
     service.close().await;
     fixtures::drop_schema(admin, &schema).await;
 }
