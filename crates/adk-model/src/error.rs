@@ -36,6 +36,9 @@ pub enum ErrorKind {
     /// No API key was given to the builder or found in the environment; the message names the
     /// environment variables it was looked for in.
     MissingApiKey,
+    /// Credentials could not be found or used: no key file, a token endpoint that refused them,
+    /// or a model API that refused a freshly fetched token (Vertex AI).
+    Auth,
     /// A response body, or one event of a stream, passed the size limit the builder sets
     /// (`max_response_bytes`, `max_event_bytes`); reading stopped there.
     ResponseTooLarge {
