@@ -108,6 +108,16 @@ async fn a_cargo_scaffold_builds_passes_its_test_and_runs_its_agent() {
         .filter(|line| !line.trim().is_empty() && !line.starts_with("//"))
         .count();
     assert!(code_lines <= 10, "{main}");
+    // The tool is a function under `#[adk::tool]`, and the test runs on `adk::testing`'s
+    // scripted model: the scaffold shows the shortest way, not a hand-written double.
+    let lib = std::fs::read_to_string(project.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.contains("#[adk::tool]") && !lib.contains("Arc::new"),
+        "{lib}"
+    );
+    let test = std::fs::read_to_string(project.join("tests/agent.rs")).unwrap();
+    assert!(test.contains("adk::testing::ScriptedModel"), "{test}");
+    assert!(!test.contains("impl Llm for"), "{test}");
     std::fs::copy(workspace().join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
 
     let tested = cargo(&project, "test", &["--quiet"])

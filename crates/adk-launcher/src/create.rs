@@ -66,8 +66,8 @@ fn check_name(name: &str) -> Result<(), LaunchError> {
     }
 }
 
-/// The `adk` dependency line of the new project: `--adk-path`, else this launcher's checkout when
-/// it was built in one, else the published version.
+/// Where the new project finds the `adk` crate (`path = ...` or `version = ...`): `--adk-path`,
+/// else this launcher's checkout when it was built in one, else the published version.
 fn facade_dependency(args: &CreateArgs) -> Result<String, LaunchError> {
     let path = match &args.adk_path {
         Some(path) => Some(path.clone()),
@@ -80,15 +80,9 @@ fn facade_dependency(args: &CreateArgs) -> Result<String, LaunchError> {
             let path = path.canonicalize().context(LaunchErrorKind::Usage, || {
                 format!("cannot find the adk crate at {}", path.display())
             })?;
-            Ok(format!(
-                "adk = {{ path = {}, features = [\"launcher\"] }}",
-                toml_string(&path.to_string_lossy())
-            ))
+            Ok(format!("path = {}", toml_string(&path.to_string_lossy())))
         }
-        None => Ok(format!(
-            "adk = {{ version = \"{}\", features = [\"launcher\"] }}",
-            env!("CARGO_PKG_VERSION")
-        )),
+        None => Ok(format!("version = \"{}\"", env!("CARGO_PKG_VERSION"))),
     }
 }
 
@@ -151,19 +145,19 @@ publish = false
 [workspace]
 
 [dependencies]
-{{adk}}
-schemars = "1"
+adk = { {{adk}}, features = ["launcher"] }
 serde = { version = "1", features = ["derive"] }
-serde_json = "1"
 tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
 
 [dev-dependencies]
-futures = "0.3"
+# The scripted model of `adk::testing`, for the agent's tests.
+adk = { {{adk}}, features = ["launcher", "test-util"] }
+serde_json = "1"
 "#;
 
 const MAIN: &str = r#"//! The {{name}} agent on the adk launcher: `cargo run -- run` talks to it in the terminal,
-//! `cargo run -- web` serves it with the dev UI. The model comes from the environment (Gemini or an
-//! OpenAI-compatible server), or is a local model that needs no key.
+//! `cargo run -- web` serves it with the dev UI. The model comes from the environment (Gemini, an
+//! OpenAI-compatible server, Anthropic), or is a local model that needs no key.
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
@@ -176,20 +170,9 @@ async fn main() -> std::process::ExitCode {
 
 const LIB: &str = r#"//! The {{name}} agent: one `LlmAgent` with one tool.
 
-use std::sync::Arc;
-
-use adk::flow::LlmAgent;
-use adk::tool::FunctionTool;
-use adk::{Agent, Llm, Result};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// The arguments of `get_weather`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct WeatherRequest {
-    /// The city to report on, for example "Paris".
-    pub city: String,
-}
+use adk::core::IntoLlm;
+use adk::prelude::*;
+use serde::Serialize;
 
 /// What `get_weather` reports.
 #[derive(Debug, Serialize)]
@@ -200,87 +183,53 @@ pub struct WeatherReport {
     pub sky: &'static str,
 }
 
-/// Reports the weather of a few cities from a fixed table; replace it with your own tools.
-pub async fn get_weather(request: WeatherRequest) -> std::result::Result<WeatherReport, String> {
-    let sky = match request.city.to_lowercase().as_str() {
+/// Returns the sky in a city. (A fixed table of a few cities: replace it with your own tools.)
+#[adk::tool]
+pub async fn get_weather(
+    /// The city to report on, for example "Paris".
+    city: String,
+) -> Result<WeatherReport, String> {
+    let sky = match city.to_lowercase().as_str() {
         "paris" => "sunny",
         "london" => "cloudy",
         "tokyo" => "rainy",
-        _ => return Err(format!("no weather data for {}", request.city)),
+        _ => return Err(format!("no weather data for {city}")),
     };
-    Ok(WeatherReport { city: request.city, sky })
+    Ok(WeatherReport { city, sky })
 }
 
 /// The agent on `model`.
-pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
-    let agent = LlmAgent::builder("{{crate}}")
+pub fn root_agent(model: impl IntoLlm) -> adk::Result<LlmAgent> {
+    LlmAgent::builder("{{crate}}")
         .description("Answers questions about the weather in a city.")
         .model(model)
         .instruction("Call get_weather for the city the user asks about, then answer in one sentence.")
-        .tool(FunctionTool::new(
-            "get_weather",
-            "Returns the sky in a city.",
-            get_weather,
-        ))
-        .build()?;
-    Ok(Arc::new(agent))
+        .tool(get_weather)
+        .build()
 }
 "#;
 
 const TEST: &str = r#"//! The agent on a scripted model: it calls `get_weather`, gets the report, and answers.
 
-use std::sync::{Arc, Mutex};
-
-use adk::runner::Runner;
-use adk::session::InMemorySessionService;
-use adk::{Content, FunctionCall, Llm, LlmRequest, LlmResponse, LlmResponseStream, Part, RunConfig};
-use futures::StreamExt as _;
+use adk::prelude::*;
+use adk::testing::ScriptedModel;
 use serde_json::json;
 
-/// A model that answers with the next of its scripted responses and records what it was sent.
-struct ScriptedModel {
-    answers: Mutex<Vec<LlmResponse>>,
-    requests: Arc<Mutex<Vec<LlmRequest>>>,
-}
-
-impl Llm for ScriptedModel {
-    fn name(&self) -> &str {
-        "scripted"
-    }
-
-    fn generate(&self, request: LlmRequest, _stream: bool) -> LlmResponseStream {
-        self.requests.lock().unwrap().push(request);
-        let answer = self.answers.lock().unwrap().remove(0);
-        futures::stream::iter([Ok(answer)]).boxed()
-    }
-}
-
 #[tokio::test]
-async fn the_agent_calls_its_tool_then_answers() {
-    let call = FunctionCall::new("get_weather", json!({"city": "Paris"}));
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let model = ScriptedModel {
-        answers: Mutex::new(vec![
-            LlmResponse::new(Content::new(adk::Role::Model, [Part::function_call(call)])),
-            LlmResponse::new(Content::model("It is sunny in Paris.")),
-        ]),
-        requests: requests.clone(),
-    };
-    let agent = {{crate}}::root_agent(Arc::new(model)).unwrap();
-    let runner = Runner::builder("{{name}}", agent, InMemorySessionService::new())
-        .auto_create_session(true)
-        .build()
-        .unwrap();
-    let events: Vec<_> = runner
+async fn the_agent_calls_its_tool_then_answers() -> adk::Result<()> {
+    let model = ScriptedModel::new("scripted")
+        .then_call("get_weather", json!({"city": "Paris"}))
+        .then_text("It is sunny in Paris.");
+    let runner = Runner::in_memory("{{name}}", {{crate}}::root_agent(model.clone())?)?;
+    let answer = runner
         .run("user", "s1", "What is the weather in Paris?")
-        .collect()
-        .await;
-    let events: Vec<_> = events.into_iter().map(Result::unwrap).collect();
-    let last = events.last().unwrap();
-    assert_eq!(last.content().and_then(|content| content.text()).as_deref(), Some("It is sunny in Paris."));
+        .final_text()
+        .await?;
+    assert_eq!(answer, "It is sunny in Paris.");
     // The second model call was sent the tool's report.
-    let sent = serde_json::to_value(&requests.lock().unwrap()[1].contents).unwrap();
-    assert!(sent.to_string().contains("\"sky\":\"sunny\""), "{sent}");
+    let sent = json!(model.requests()[1].contents).to_string();
+    assert!(sent.contains("\"sky\":\"sunny\""), "{sent}");
+    Ok(())
 }
 "#;
 
