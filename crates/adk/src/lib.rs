@@ -12,6 +12,9 @@ pub use adk_core::{
 pub use adk_flow::{AgentTool, CustomAgent, LlmAgent, LoopAgent, ParallelAgent, SequentialAgent};
 #[doc(inline)]
 pub use adk_macros::tool;
+#[cfg(feature = "anthropic")]
+#[doc(inline)]
+pub use adk_model::Anthropic;
 #[cfg(feature = "gemini")]
 #[doc(inline)]
 pub use adk_model::Gemini;
@@ -33,6 +36,9 @@ pub use adk_tool::{FunctionTool, Tool, ToolContext};
 /// assert_eq!(message.role, Some(Role::User));
 /// ```
 pub mod prelude {
+    #[cfg(feature = "anthropic")]
+    #[doc(no_inline)]
+    pub use crate::Anthropic;
     #[cfg(feature = "gemini")]
     #[doc(no_inline)]
     pub use crate::Gemini;

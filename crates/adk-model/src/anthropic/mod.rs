@@ -13,7 +13,7 @@ use futures::StreamExt as _;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::cache::ContextCacheConfig;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::exchange::{self, Endpoint};
 use crate::http::{HttpSettings, Transport, http_builder_methods, parse_url};
 use crate::secret::ApiKey;
@@ -84,7 +84,7 @@ impl Anthropic {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Config`](crate::ErrorKind::Config) naming `ANTHROPIC_API_KEY` when it is not
+    /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) naming `ANTHROPIC_API_KEY` when it is not
     /// set.
     pub fn new(model: impl Into<String>) -> Result<Self, Error> {
         Self::builder(model).build()
@@ -177,9 +177,9 @@ impl AnthropicBuilder {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Config`](crate::ErrorKind::Config) when Anthropic's own URL is used without a
-    /// key (naming `ANTHROPIC_API_KEY`), a header or the key cannot be sent as a header, or the
-    /// base URL is malformed.
+    /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) when Anthropic's own URL is
+    /// used without a key (naming `ANTHROPIC_API_KEY`); [`ErrorKind::Config`](crate::ErrorKind::Config)
+    /// when a header or the key cannot be sent as a header, or the base URL is malformed.
     pub fn build(self) -> Result<Anthropic, Error> {
         let base_url = self
             .base_url
@@ -201,9 +201,12 @@ impl AnthropicBuilder {
                 headers.insert("x-api-key", value);
             }
             None if base_url == DEFAULT_BASE_URL => {
-                return Err(Error::config(format!(
-                    "no Anthropic API key: set {KEY_VARIABLE} or call `.api_key(...)`, or point {BASE_URL_VARIABLE} at a server that needs none"
-                )));
+                return Err(Error::new(
+                    ErrorKind::MissingApiKey,
+                    format!(
+                        "no Anthropic API key: set {KEY_VARIABLE} or call `.api_key(...)`, or point {BASE_URL_VARIABLE} at a server that needs none"
+                    ),
+                ));
             }
             None => {}
         }

@@ -13,7 +13,7 @@ use futures::StreamExt as _;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::cache::ContextCacheConfig;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::exchange::{self, Endpoint};
 use crate::http::{HttpSettings, Transport, http_builder_methods, parse_url};
 use crate::secret::ApiKey;
@@ -72,7 +72,7 @@ impl OpenAiResponses {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Config`](crate::ErrorKind::Config) naming `OPENAI_API_KEY` when OpenAI's own
+    /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) naming `OPENAI_API_KEY` when OpenAI's own
     /// URL is used and it is not set.
     pub fn new(model: impl Into<String>) -> Result<Self, Error> {
         Self::builder(model).build()
@@ -203,9 +203,9 @@ impl OpenAiResponsesBuilder {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Config`](crate::ErrorKind::Config) when OpenAI's own URL is used without a
-    /// key (naming `OPENAI_API_KEY`), a header or the key cannot be sent as a header, or the base
-    /// URL is malformed.
+    /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) when OpenAI's own URL is
+    /// used without a key (naming `OPENAI_API_KEY`); [`ErrorKind::Config`](crate::ErrorKind::Config)
+    /// when a header or the key cannot be sent as a header, or the base URL is malformed.
     pub fn build(self) -> Result<OpenAiResponses, Error> {
         let base_url = self
             .base_url
@@ -229,7 +229,8 @@ impl OpenAiResponsesBuilder {
                 headers.insert(reqwest::header::AUTHORIZATION, value);
             }
             None if base_url == DEFAULT_BASE_URL => {
-                return Err(Error::config(
+                return Err(Error::new(
+                    ErrorKind::MissingApiKey,
                     "no OpenAI API key: set OPENAI_API_KEY or call `.api_key(...)`, or point OPENAI_BASE_URL at a server that needs none",
                 ));
             }
