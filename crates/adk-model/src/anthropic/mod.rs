@@ -35,11 +35,15 @@ const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// A Claude model behind Anthropic's Messages API.
 ///
-/// ```no_run
-/// # fn main() -> Result<(), adk_model::Error> {
-/// // Reads ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL when set).
-/// let model = adk_model::Anthropic::new("claude-sonnet-4-5")?;
-/// # let _ = model; Ok(()) }
+/// `Anthropic::new(model)` reads `ANTHROPIC_API_KEY` (and `ANTHROPIC_BASE_URL` when set); the
+/// builder takes them explicitly. Making the model sends nothing.
+///
+/// ```
+/// use adk_model::Anthropic;
+///
+/// let model = Anthropic::builder("claude-sonnet-4-5").api_key("my-key").build()?;
+/// assert_eq!(adk_core::Llm::name(&model), "claude-sonnet-4-5");
+/// # Ok::<(), adk_model::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct Anthropic {
@@ -84,8 +88,8 @@ impl Anthropic {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) naming `ANTHROPIC_API_KEY` when it is not
-    /// set.
+    /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) naming `ANTHROPIC_API_KEY`
+    /// when it is not set.
     pub fn new(model: impl Into<String>) -> Result<Self, Error> {
         Self::builder(model).build()
     }
@@ -178,8 +182,8 @@ impl AnthropicBuilder {
     /// # Errors
     ///
     /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) when Anthropic's own URL is
-    /// used without a key (naming `ANTHROPIC_API_KEY`); [`ErrorKind::Config`](crate::ErrorKind::Config)
-    /// when a header or the key cannot be sent as a header, or the base URL is malformed.
+    /// used without a key (naming `ANTHROPIC_API_KEY`);
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) when a header or the key cannot be sent as a header, or the base URL is malformed.
     pub fn build(self) -> Result<Anthropic, Error> {
         let base_url = self
             .base_url

@@ -23,11 +23,15 @@ const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// A model behind the OpenAI Responses API.
 ///
-/// ```no_run
-/// # fn main() -> Result<(), adk_model::Error> {
-/// // Reads OPENAI_API_KEY (and OPENAI_BASE_URL when set).
-/// let model = adk_model::OpenAiResponses::new("gpt-5-mini")?;
-/// # let _ = model; Ok(()) }
+/// `OpenAiResponses::new(model)` reads `OPENAI_API_KEY` (and `OPENAI_BASE_URL` when set); the
+/// builder takes them explicitly. Making the model sends nothing.
+///
+/// ```
+/// use adk_model::OpenAiResponses;
+///
+/// let model = OpenAiResponses::builder("gpt-5-mini").api_key("my-key").build()?;
+/// assert_eq!(adk_core::Llm::name(&model), "gpt-5-mini");
+/// # Ok::<(), adk_model::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct OpenAiResponses {
@@ -72,8 +76,8 @@ impl OpenAiResponses {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) naming `OPENAI_API_KEY` when OpenAI's own
-    /// URL is used and it is not set.
+    /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) naming `OPENAI_API_KEY` when
+    /// OpenAI's own URL is used and it is not set.
     pub fn new(model: impl Into<String>) -> Result<Self, Error> {
         Self::builder(model).build()
     }
@@ -204,8 +208,8 @@ impl OpenAiResponsesBuilder {
     /// # Errors
     ///
     /// [`ErrorKind::MissingApiKey`](crate::ErrorKind::MissingApiKey) when OpenAI's own URL is
-    /// used without a key (naming `OPENAI_API_KEY`); [`ErrorKind::Config`](crate::ErrorKind::Config)
-    /// when a header or the key cannot be sent as a header, or the base URL is malformed.
+    /// used without a key (naming `OPENAI_API_KEY`);
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) when a header or the key cannot be sent as a header, or the base URL is malformed.
     pub fn build(self) -> Result<OpenAiResponses, Error> {
         let base_url = self
             .base_url

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use adk_core::{CallbackContext, Error, Llm, LlmRequest, LlmResponse, Result, StreamingMode};
+use adk_core::{
+    CallbackContext, Error, IntoLlm, Llm, LlmRequest, LlmResponse, Result, StreamingMode,
+};
 use adk_flow::Plugin;
 use async_trait::async_trait;
 use futures::StreamExt as _;
@@ -19,15 +21,17 @@ use futures::StreamExt as _;
 /// accepts. A fallback's answer is used whole (not streamed), as the recovered response of the
 /// failed call.
 ///
-/// ```no_run
-/// # fn main() -> Result<(), adk_model::Error> {
-/// use std::sync::Arc;
+/// ```
+/// use adk_core::IntoLlm as _;
+/// use adk_model::{Anthropic, OpenAiResponses};
 /// use adk_runner::plugins::ModelFallbackPlugin;
 ///
-/// let fallback = ModelFallbackPlugin::new([
-///     Arc::new(adk_model::Anthropic::new("claude-sonnet-4-5")?) as Arc<dyn adk_core::Llm>,
-/// ]);
-/// # let _ = fallback; Ok(()) }
+/// // `Anthropic::new(..)` and `OpenAiResponses::new(..)` read the keys from the environment.
+/// let claude = Anthropic::builder("claude-sonnet-4-5").api_key("my-key").build()?;
+/// let gpt = OpenAiResponses::builder("gpt-5-mini").api_key("my-key").build()?;
+/// let fallback = ModelFallbackPlugin::new([claude.into_llm(), gpt.into_llm()]);
+/// assert_eq!(format!("{fallback:?}"), r#"ModelFallbackPlugin { fallbacks: ["claude-sonnet-4-5", "gpt-5-mini"] }"#);
+/// # Ok::<(), adk_model::Error>(())
 /// ```
 pub struct ModelFallbackPlugin {
     fallbacks: Vec<Arc<dyn Llm>>,
@@ -43,10 +47,11 @@ impl std::fmt::Debug for ModelFallbackPlugin {
 }
 
 impl ModelFallbackPlugin {
-    /// A plugin that tries `fallbacks` in order after the agent's own model fails.
-    pub fn new(fallbacks: impl IntoIterator<Item = Arc<dyn Llm>>) -> Self {
+    /// A plugin that tries `fallbacks` in order after the agent's own model fails: models, `Arc`s
+    /// of them or `Arc<dyn Llm>`s (of several kinds: `[a.into_llm(), b.into_llm()]`).
+    pub fn new<M: IntoLlm>(fallbacks: impl IntoIterator<Item = M>) -> Self {
         Self {
-            fallbacks: fallbacks.into_iter().collect(),
+            fallbacks: fallbacks.into_iter().map(IntoLlm::into_llm).collect(),
         }
     }
 }
