@@ -9,6 +9,7 @@ mod code_executor;
 mod flow;
 mod instruction_template;
 mod llm_agent;
+mod mode;
 mod next_boxed;
 mod overflow;
 mod planner;
@@ -27,6 +28,7 @@ pub use callbacks::{
 };
 pub use code_executor::{BuiltInCodeExecutor, CodeExecutor};
 pub use llm_agent::{IncludeContents, InstructionProvider, LlmAgent, LlmAgentBuilder};
+pub use mode::AgentMode;
 pub use overflow::{ContextCompactor, OverflowCompaction};
 pub use planner::{BuiltInPlanner, PlanReActPlanner, Planner};
 pub use plugin::{Plugin, Plugins};
