@@ -5,7 +5,8 @@
 //! traffic in the formats found there ([`recording`]), and a loopback HTTP server that serves
 //! recorded or scripted responses ([`MockServer`]), a headless browser driven over WebDriver
 //! ([`browser::Browser`]), the Python A2A peers installed from PyPI ([`python_peers`]) and the real
-//! MCP servers from npm ([`mcp_servers`]). It depends only on the lowest layers and is never a
+//! MCP servers from npm ([`mcp_servers`]), and transcripts of runs to compare adk-rs with ADK
+//! Python ([`transcript`]). It depends only on the lowest layers and is never a
 //! normal dependency of a library crate.
 
 mod agent_run;
@@ -25,6 +26,7 @@ mod seams;
 mod shared;
 mod skip;
 mod strategies;
+pub mod transcript;
 
 pub use agent_run::{AgentRun, render_events};
 pub use cache::{cache_dir, install_once};
