@@ -172,7 +172,12 @@ impl LlmAgent {
         let Some(key) = &self.output_key else {
             return Ok(());
         };
-        if event.author != self.base.name || event.is_partial() || !event.is_final_response() {
+        // A task agent's result is what it hands to `finish_task`, not its text turns.
+        if event.author != self.base.name
+            || event.is_partial()
+            || !event.is_final_response()
+            || self.mode == Some(crate::AgentMode::Task)
+        {
             return Ok(());
         }
         let Some(text) = event.text() else {
@@ -197,13 +202,17 @@ impl Agent for LlmAgent {
         let ctx = ctx.with_agent(self.clone());
         let agent = self.clone();
         self.base.run_with_callbacks(ctx, move |ctx| {
-            crate::flow::run(agent.clone(), ctx)
-                .map(move |event| {
-                    let mut event = event?;
-                    agent.save_output_to_state(&mut event)?;
-                    Ok(event)
-                })
-                .boxed()
+            let flow_agent = agent.clone();
+            // Tasks this agent delegated that wait for the user go on before its own next step.
+            crate::task::resume_then(agent.clone(), ctx, move |ctx| {
+                crate::flow::run(flow_agent, ctx)
+            })
+            .map(move |event| {
+                let mut event = event?;
+                agent.save_output_to_state(&mut event)?;
+                Ok(event)
+            })
+            .boxed()
         })
     }
 }

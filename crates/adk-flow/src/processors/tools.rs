@@ -20,6 +20,7 @@ pub(super) async fn collect(step: &mut Step) -> Result<()> {
     for toolset in &step.agent.toolsets {
         tools.extend(toolset.tools(&readonly).await?);
     }
+    tools.extend(crate::task::implicit_tools(&step.agent));
     for tool in &tools {
         let name = tool.name().to_owned();
         if step.tools.insert(name.clone(), tool.clone()).is_some() {
