@@ -169,7 +169,28 @@ pub fn normalize_event(event: &Value) -> Value {
 fn normalize_request(request: &Value) -> Value {
     let mut request = request.clone();
     json_texts_as_values(&mut request);
+    if let Some(contents) = request.get_mut("contents").and_then(Value::as_array_mut) {
+        contents.iter_mut().for_each(other_agents_turn_as_marker);
+    }
     request
+}
+
+/// Another agent's turn as an agent's request shows it: a user content that starts with "For
+/// context:". Its wording (and fencing) is each framework's own prose, so only which turns are
+/// shown, in which order and with how many parts is compared.
+fn other_agents_turn_as_marker(content: &mut Value) {
+    let Some(parts) = content.get_mut("parts").and_then(Value::as_array_mut) else {
+        return;
+    };
+    let is_context = parts
+        .first()
+        .and_then(|part| part["text"].as_str())
+        .is_some_and(|text| text.starts_with("For context:"));
+    if is_context {
+        for part in parts.iter_mut() {
+            *part = serde_json::json!({"text": "(another agent's turn, as context)"});
+        }
+    }
 }
 
 /// Replaces every `"text"` holding a JSON object or array with `{"json": <the value>}`, so that

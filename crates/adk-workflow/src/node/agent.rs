@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use adk_core::{Agent, Event, EventId, Role, USER_AUTHOR};
+use adk_core::Agent;
+use adk_flow::task::run_single_turn;
 use adk_flow::{AgentMode, LlmAgent};
 use futures::StreamExt as _;
 use futures::future::BoxFuture;
-use serde_json::Value;
 
 use super::{NodeKind, NodeOptions, RunNode};
 use crate::{Node, NodeContext, NodeError, NodeInput};
@@ -19,22 +19,21 @@ pub struct AgentNode {
     agent: Arc<dyn Agent>,
     /// The agent as it runs: an `LlmAgent` in its node mode.
     runs: Arc<dyn Agent>,
+    /// The same, when it runs as a single-turn agent.
+    single_turn: Option<Arc<LlmAgent>>,
     mode: Option<AgentMode>,
-    output_schema: Option<Value>,
 }
 
 impl AgentNode {
     /// `agent` as a node named after it.
     pub(crate) fn wrap(agent: Arc<dyn Agent>) -> Node {
-        let (runs, mode, output_schema): (Arc<dyn Agent>, _, _) =
+        let (runs, single_turn, mode): (Arc<dyn Agent>, _, _) =
             match agent.downcast_ref::<LlmAgent>() {
                 Some(llm) => {
                     let mode = llm.mode().unwrap_or(AgentMode::SingleTurn);
-                    (
-                        Arc::new(llm.in_mode(mode)),
-                        Some(mode),
-                        llm.output_schema().cloned(),
-                    )
+                    let copy = Arc::new(llm.in_mode(mode));
+                    let single_turn = (mode == AgentMode::SingleTurn).then(|| copy.clone());
+                    (copy, single_turn, Some(mode))
                 }
                 None => (agent.clone(), None, None),
             };
@@ -49,36 +48,10 @@ impl AgentNode {
             Arc::new(Self {
                 agent,
                 runs,
+                single_turn,
                 mode,
-                output_schema,
             }),
         )
-    }
-
-    /// The output an agent's event carries: a single-turn agent's final model text (parsed JSON
-    /// with an output schema), which is also shown as the node's output message.
-    fn mark_output(&self, event: &mut Event) {
-        if self.mode != Some(AgentMode::SingleTurn)
-            || event.function_calls().next().is_some()
-            || event.is_partial()
-            || event
-                .content()
-                .is_none_or(|content| content.role != Some(Role::Model))
-        {
-            return;
-        }
-        let text = event.text().unwrap_or_default();
-        match &self.output_schema {
-            Some(_) => {
-                if !text.trim().is_empty() {
-                    event.output = Some(serde_json::from_str(&text).unwrap_or(Value::String(text)));
-                }
-            }
-            None => {
-                event.output = Some(Value::String(text));
-                event.node_info.message_as_output = Some(true);
-            }
-        }
     }
 }
 
@@ -90,44 +63,21 @@ impl RunNode for AgentNode {
     ) -> BoxFuture<'a, Result<(), NodeError>> {
         Box::pin(async move {
             let invocation = ctx.invocation().with_agent(self.runs.clone());
-            // A single-turn agent's request holds its input as the user's message: it goes into
-            // the invocation's copy of the session for this run only (it is not stored), unless
-            // the node resumes with the user's answers, which are the latest turn then.
-            let injected = match input.to_user_content() {
-                Some(content)
-                    if self.mode == Some(AgentMode::SingleTurn)
-                        && ctx.resume_inputs().is_empty() =>
-                {
-                    let mut event = Event::with_seams(
-                        invocation.invocation_id().clone(),
-                        USER_AUTHOR,
-                        invocation.ids(),
-                        invocation.clock(),
-                    )
-                    .with_content(content)
-                    .with_branch(invocation.branch().map(str::to_owned));
-                    event.node_info.path = invocation.node_path().clone();
-                    event.isolation_scope = invocation.isolation_scope().cloned();
-                    let id = event.id.clone();
-                    invocation.session_mut().events.push(event);
-                    Some(id)
-                }
-                _ => None,
+            let mut events = match &self.single_turn {
+                // A node resumed with the user's answers sees them as its latest turn instead.
+                Some(agent) => run_single_turn(
+                    agent.clone(),
+                    invocation,
+                    input
+                        .to_user_content()
+                        .filter(|_| ctx.resume_inputs().is_empty()),
+                ),
+                None => self.runs.clone().run(invocation),
             };
-            let result = async {
-                let mut events = self.runs.clone().run(invocation.clone());
-                while let Some(event) = events.next().await {
-                    let mut event = event.map_err(NodeError::from_core)?;
-                    self.mark_output(&mut event);
-                    ctx.emit(event).await?;
-                }
-                Ok(())
+            while let Some(event) = events.next().await {
+                ctx.emit(event.map_err(NodeError::from_core)?).await?;
             }
-            .await;
-            if let Some(id) = injected {
-                remove_event(&invocation, &id);
-            }
-            result
+            Ok(())
         })
     }
 
@@ -145,14 +95,6 @@ impl RunNode for AgentNode {
 
     fn identity(&self) -> Option<usize> {
         Some(Arc::as_ptr(&self.agent).cast::<()>() as usize)
-    }
-}
-
-/// Takes the event `id` out of the invocation's copy of the session.
-fn remove_event(invocation: &adk_core::InvocationContext, id: &EventId) {
-    let mut session = invocation.session_mut();
-    if let Some(index) = session.events.iter().rposition(|event| &event.id == id) {
-        session.events.remove(index);
     }
 }
 

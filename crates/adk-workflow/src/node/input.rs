@@ -92,7 +92,7 @@ impl NodeInput {
                 return Some(Content::new(Role::User, content.parts.iter().cloned()));
             }
             Self::Value(Value::String(text)) => text.clone(),
-            Self::Value(value) => python_json(value),
+            Self::Value(value) => adk_flow::task::user_text(value),
         };
         Some(Content::new(Role::User, [Part::text(text)]))
     }
@@ -124,56 +124,10 @@ pub(crate) fn content_text(content: &Content) -> String {
     content.text().unwrap_or_default()
 }
 
-/// `value` as Python's `json.dumps(value, ensure_ascii=False)` writes it: `", "` between items
-/// and `": "` after keys.
-pub(crate) fn python_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_python_json(value, &mut out);
-    out
-}
-
-fn write_python_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Array(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push_str(", ");
-                }
-                write_python_json(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (index, (key, item)) in map.iter().enumerate() {
-                if index > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push_str(": ");
-                write_python_json(item, out);
-            }
-            out.push('}');
-        }
-        Value::Bool(flag) => out.push_str(if *flag { "true" } else { "false" }),
-        other => out.push_str(&other.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn values_are_written_as_python_writes_them() {
-        assert_eq!(
-            python_json(&json!({"a": [1, "x", null, true], "b": {"c": 1.5}})),
-            r#"{"a": [1, "x", null, true], "b": {"c": 1.5}}"#
-        );
-        assert_eq!(python_json(&json!("é")), r#""é""#);
-    }
 
     #[test]
     fn user_content_of_each_input() {

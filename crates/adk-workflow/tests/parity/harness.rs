@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use adk_core::{
-    Agent, Content, FunctionResponse, Llm, LlmRequest, LlmResponse, LlmResponseStream, Part, Role,
-    RunConfig,
+    Agent, Content, FunctionCall, FunctionResponse, Llm, LlmRequest, LlmResponse,
+    LlmResponseStream, Part, Role, RunConfig,
 };
 use adk_runner::Runner;
 use adk_session::InMemorySessionService;
@@ -67,6 +67,16 @@ impl Llm for Scripted {
 /// A model answer made of one text part.
 pub(crate) fn text(value: &str) -> LlmResponse {
     LlmResponse::new(Content::model(value))
+}
+
+/// A model answer that calls `name` with `args`, with the call id `id`.
+pub(crate) fn call(name: &str, args: Value, id: &str) -> LlmResponse {
+    LlmResponse::new(Content::new(
+        Role::Model,
+        [Part::function_call(
+            FunctionCall::new(name, args).with_id(id),
+        )],
+    ))
 }
 
 /// A user message.

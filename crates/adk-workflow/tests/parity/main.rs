@@ -46,3 +46,27 @@ async fn a_failing_node_with_retries() {
     let ours = scenarios::retries().await;
     ours.assert_matches(&python("retries", &[]), "retries");
 }
+
+#[tokio::test]
+async fn the_task_api_with_a_task_and_a_single_turn_agent_over_two_turns() {
+    let ours = scenarios::task_api().await;
+    ours.assert_matches(&python("task_api", &[]), "task_api");
+}
+
+#[tokio::test]
+async fn a_chat_transfer() {
+    let ours = scenarios::chat_transfer().await;
+    ours.assert_matches(&python("chat_transfer", &[]), "chat_transfer");
+}
+
+#[tokio::test]
+async fn a_plain_root_agent_with_a_tool() {
+    let ours = scenarios::root_tool().await;
+    ours.assert_matches(&python("root_tool", &[]), "root_tool");
+}
+
+#[tokio::test]
+async fn a_yaml_workflow() {
+    let ours = scenarios::yaml_workflow().await;
+    ours.assert_matches(&python("yaml_workflow", &[]), "yaml_workflow");
+}

@@ -4,14 +4,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use adk_flow::LlmAgent;
+use adk_flow::{AgentMode, LlmAgent};
+use adk_test::ClosureTool;
 use adk_test::transcript::Transcript;
 use adk_workflow::{
     Node, NodeContext, NodeError, NodeOutput, RequestInput, RetryConfig, Routes, START, Workflow,
 };
 use serde_json::{Value, json};
 
-use crate::harness::{Log, answer, run, text, user};
+use crate::harness::{Log, answer, call, run, text, user};
 
 /// `router.py`.
 pub(crate) async fn router() -> Transcript {
@@ -192,4 +193,145 @@ pub(crate) async fn retries() -> Transcript {
         }
     }
     transcript
+}
+
+/// `task_api.py`.
+pub(crate) async fn task_api() -> Transcript {
+    let log = Log::default();
+    let researcher = LlmAgent::builder("researcher")
+        .mode(AgentMode::Task)
+        .description("Researches a topic.")
+        .model(log.model(
+            "researcher-model",
+            vec![
+                text("Which region?"),
+                call("finish_task", json!({"result": "X in Europe"}), "f1"),
+            ],
+        ))
+        .instruction("Research.")
+        .build()
+        .unwrap();
+    let formatter = LlmAgent::builder("formatter")
+        .mode(AgentMode::SingleTurn)
+        .description("Formats a result.")
+        .model(log.model("formatter-model", vec![text("**X in Europe**")]))
+        .instruction("Format.")
+        .build()
+        .unwrap();
+    let coordinator = LlmAgent::builder("coordinator")
+        .model(log.model(
+            "coordinator-model",
+            vec![
+                call("researcher", json!({"request": "find X"}), "t1"),
+                call("formatter", json!({"request": "X in Europe"}), "s1"),
+                text("Here it is: **X in Europe**"),
+            ],
+        ))
+        .instruction("Coordinate.")
+        .sub_agent(Arc::new(researcher))
+        .sub_agent(Arc::new(formatter))
+        .build()
+        .unwrap();
+    run(
+        Arc::new(coordinator),
+        &log,
+        vec![user("research X"), user("Europe")],
+        false,
+    )
+    .await
+}
+
+/// `chat_transfer.py`.
+pub(crate) async fn chat_transfer() -> Transcript {
+    let log = Log::default();
+    let helper = LlmAgent::builder("helper")
+        .description("Helps with details.")
+        .model(log.model(
+            "helper-model",
+            vec![text("I can help."), text("Still here.")],
+        ))
+        .instruction("Help.")
+        .build()
+        .unwrap();
+    let coordinator = LlmAgent::builder("coordinator")
+        .model(log.model(
+            "coordinator-model",
+            vec![call(
+                "transfer_to_agent",
+                json!({"agent_name": "helper"}),
+                "x1",
+            )],
+        ))
+        .instruction("Route.")
+        .sub_agent(Arc::new(helper))
+        .build()
+        .unwrap();
+    run(
+        Arc::new(coordinator),
+        &log,
+        vec![user("I need help"), user("thanks")],
+        false,
+    )
+    .await
+}
+
+/// `root_tool.py`.
+pub(crate) async fn root_tool() -> Transcript {
+    let log = Log::default();
+    let get_weather = ClosureTool::shared("get_weather", |_ctx, args: Value| {
+        Ok(json!({"city": args["city"], "weather": "sunny"}))
+    });
+    let assistant = LlmAgent::builder("assistant")
+        .model(log.model(
+            "assistant-model",
+            vec![
+                call("get_weather", json!({"city": "Paris"}), "w1"),
+                text("It is sunny in Paris."),
+            ],
+        ))
+        .instruction("Answer.")
+        .tool(get_weather)
+        .build()
+        .unwrap();
+    run(
+        Arc::new(assistant),
+        &log,
+        vec![user("weather in Paris?")],
+        false,
+    )
+    .await
+}
+
+/// `yaml_workflow.py`: the same `yamlwf/root_agent.yaml`, its functions registered from Rust.
+pub(crate) async fn yaml_workflow() -> Transcript {
+    let upper = Node::function("upper", |text: String| async move {
+        Ok::<_, NodeError>(text.to_uppercase())
+    });
+    let route = Node::function("route", |text: String| async move {
+        let route = if text.starts_with('A') { "a" } else { "b" };
+        Ok::<_, NodeError>(NodeOutput::value(text).route(route))
+    });
+    let on_a = Node::function("on_a", |text: String| async move {
+        Ok::<_, NodeError>(format!("took a: {text}"))
+    });
+    let on_b = Node::function("on_b", |text: String| async move {
+        Ok::<_, NodeError>(format!("took b: {text}"))
+    });
+    let file = adk_test::package_dir(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/parity/python/yamlwf/root_agent.yaml");
+    let root = adk_config::AgentLoader::new()
+        .workflow_node(upper)
+        .workflow_node(route)
+        .workflow_node(on_a)
+        .workflow_node(on_b)
+        .load(file)
+        .await
+        .unwrap();
+    run(
+        root,
+        &Log::default(),
+        vec![user("apple"), user("banana")],
+        false,
+    )
+    .await
 }
