@@ -139,6 +139,11 @@ impl LlmAgent {
         ))
     }
 
+    /// The model the agent was given, if any (else it uses its nearest ancestor's).
+    pub fn own_model(&self) -> Option<&Arc<dyn Llm>> {
+        self.model.as_ref()
+    }
+
     /// The JSON Schema the agent's answer follows, if set.
     pub fn output_schema(&self) -> Option<&Value> {
         self.output_schema.as_ref()

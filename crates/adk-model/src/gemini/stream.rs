@@ -142,7 +142,10 @@ mod tests {
             .unwrap();
         let last = state.finish().unwrap();
         assert_eq!(last.partial, Some(false));
-        assert_eq!(last.turn_complete, None, "as ADK Python's adapter leaves it");
+        assert_eq!(
+            last.turn_complete, None,
+            "as ADK Python's adapter leaves it"
+        );
         assert_eq!(last.finish_reason, Some(FinishReason::Stop));
         assert_eq!(last.usage_metadata.unwrap().candidates_token_count, Some(4));
         let content = last.content.unwrap();

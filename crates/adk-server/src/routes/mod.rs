@@ -4,6 +4,7 @@
 mod artifacts;
 mod debug;
 mod dev_ui;
+mod graph;
 mod meta;
 mod run;
 mod sessions;
@@ -72,6 +73,11 @@ pub(crate) fn router(state: Arc<ServerState>) -> Router {
             get(debug::session_trace),
         )
         .route("/dev/apps/{app}/graph", get(debug::app_graph))
+        .route("/dev/apps/{app}/build_graph", get(graph::build_graph))
+        .route(
+            "/dev/apps/{app}/build_graph_image",
+            get(graph::build_graph_image),
+        )
         .route(
             "/dev/apps/{app}/users/{user}/sessions/{session}/events/{event}/graph",
             get(debug::event_graph),

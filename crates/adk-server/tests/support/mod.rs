@@ -157,6 +157,34 @@ impl TestServer {
             .memory_service(Arc::new(InMemoryMemoryService::new()))
             .build()
             .unwrap();
+        Self::serve(runner, model, config, dir, started, cancelled).await
+    }
+
+    /// A server with the default settings on `runner`, an app of the test's own (`model` is what
+    /// its agents call).
+    pub(crate) async fn start_app(runner: Runner, model: ScriptedModel) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let (started, cancelled) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        Self::serve(
+            runner,
+            model,
+            ServerConfig::default(),
+            dir,
+            started,
+            cancelled,
+        )
+        .await
+    }
+
+    /// Serves `runner` on a loopback port until shut down.
+    async fn serve(
+        runner: Runner,
+        model: ScriptedModel,
+        config: ServerConfig,
+        dir: tempfile::TempDir,
+        started: Arc<Notify>,
+        cancelled: Arc<Notify>,
+    ) -> Self {
         let server = Server::builder()
             .app(runner.clone())
             .span_store(span_store())

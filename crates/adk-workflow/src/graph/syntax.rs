@@ -1,6 +1,6 @@
 //! The edge syntax: chains of nodes written as tuples (`(START, a, b)`), fan-out and fan-in as
 //! arrays inside a chain (`(START, [a, b], join)`), routing maps as [`Routes`]
-//! (`(classify, Routes::new().on("long", a).default(b))`), and explicit [`Edge`]s.
+//! (`(classify, Routes::new().on("long", a).otherwise(b))`), and explicit [`Edge`]s.
 
 use std::sync::LazyLock;
 
@@ -120,7 +120,8 @@ impl Routes {
         self.on(DEFAULT_ROUTE, targets)
     }
 
-    pub(crate) fn entries(&self) -> &[(RouteValue, Vec<Node>)] {
+    /// The routes and the nodes each takes, in the order given.
+    pub fn entries(&self) -> &[(RouteValue, Vec<Node>)] {
         &self.entries
     }
 }
