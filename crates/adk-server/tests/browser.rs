@@ -53,9 +53,15 @@ async fn the_dev_ui_chats_with_an_agent_and_shows_its_events_and_trace() {
         .screenshot(&screenshots().join("2-answered.png"))
         .await;
 
-    // The events panel: the function-call event's details.
+    // The events panel: as with ADK 2.x's server, the UI first draws the app's graph from
+    // `build_graph_image` (the agent and its tools), then the info tab shows the function-call
+    // event's details.
     browser.click_text("#2").await;
     browser.wait_for_text("Event 2 of 4", PATIENCE).await;
+    browser.wait_for_text("wait_forever", PATIENCE).await;
+    browser.screenshot(&screenshots().join("3-graph.png")).await;
+    browser.click_text("info").await;
+    browser.wait_for_text("Function Calls", PATIENCE).await;
     let text = browser.text().await;
     assert!(text.contains("Function Calls"), "{text}");
     assert!(text.contains("weather_agent"), "{text}");
