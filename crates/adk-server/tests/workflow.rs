@@ -3,66 +3,10 @@
 
 mod support;
 
-use std::sync::Arc;
-
-use adk_flow::LlmAgent;
-use adk_runner::Runner;
-use adk_session::InMemorySessionService;
-use adk_test::{ClosureTool, ScriptedModel};
-use adk_workflow::{Node, NodeError, NodeOutput, Routes, START, Workflow};
+use adk_server::ServerConfig;
+use adk_test::ScriptedModel;
 use serde_json::{Value, json};
 use support::{APP, TestServer, run_body, sse_events};
-
-/// App `weather` as a workflow: `classify` routes long messages to two fetchers joined by
-/// `gather` and a writer agent with a tool, anything else to the nested workflow `inner_wf`.
-async fn workflow_server(model: ScriptedModel) -> TestServer {
-    let classify = Node::function("classify", |text: String| async move {
-        let output = NodeOutput::value(text.clone());
-        Ok::<_, NodeError>(if text.len() > 5 {
-            output.route("long")
-        } else {
-            output
-        })
-    });
-    let fetch_a = Node::function("fetch_a", |text: String| async move {
-        Ok::<_, NodeError>(format!("{text}-A"))
-    });
-    let fetch_b = Node::function("fetch_b", |text: String| async move {
-        Ok::<_, NodeError>(format!("{text}-B"))
-    });
-    let writer = LlmAgent::builder("writer")
-        .model(Arc::new(model.clone()))
-        .instruction("Write it up.")
-        .tool(ClosureTool::shared("lookup", |_ctx, _args| {
-            Ok(json!({"found": true}))
-        }))
-        .build()
-        .unwrap();
-    let echo = Node::function("echo", |text: String| async move {
-        Ok::<_, NodeError>(format!("short: {text}"))
-    });
-    let inner = Workflow::builder("inner_wf")
-        .chain((START, &echo))
-        .build()
-        .unwrap();
-    let root = Workflow::builder("router_wf")
-        .description("Routes by length.")
-        .chain((
-            START,
-            &classify,
-            Routes::new()
-                .on("long", [&fetch_a, &fetch_b])
-                .otherwise(inner),
-        ))
-        .chain(([&fetch_a, &fetch_b], Node::join("gather"), writer))
-        .build()
-        .unwrap();
-    let runner = Runner::builder(APP, Arc::new(root))
-        .session_service(Arc::new(InMemorySessionService::new()))
-        .build()
-        .unwrap();
-    TestServer::start_app(runner, model).await
-}
 
 fn names(nodes: &Value) -> Vec<(&str, &str)> {
     nodes
@@ -80,7 +24,8 @@ fn names(nodes: &Value) -> Vec<(&str, &str)> {
 
 #[tokio::test]
 async fn build_graph_serializes_the_workflow_as_adk_does() {
-    let server = workflow_server(ScriptedModel::new("scripted")).await;
+    let server =
+        TestServer::start_workflow(ScriptedModel::new("scripted"), ServerConfig::default()).await;
     let (status, graph) = server.get(&format!("/dev/apps/{APP}/build_graph")).await;
     assert_eq!(status, 200);
     assert_eq!(graph["name"], APP);
@@ -152,7 +97,8 @@ async fn build_graph_serializes_the_workflow_as_adk_does() {
 
 #[tokio::test]
 async fn build_graph_image_draws_each_workflow_by_its_static_path() {
-    let server = workflow_server(ScriptedModel::new("scripted")).await;
+    let server =
+        TestServer::start_workflow(ScriptedModel::new("scripted"), ServerConfig::default()).await;
     let (status, images) = server
         .get(&format!("/dev/apps/{APP}/build_graph_image?dark_mode=true"))
         .await;
@@ -212,7 +158,7 @@ async fn build_graph_image_draws_each_workflow_by_its_static_path() {
 #[tokio::test]
 async fn a_run_over_sse_carries_node_paths() {
     let model = ScriptedModel::new("scripted").then_text("written");
-    let server = workflow_server(model).await;
+    let server = TestServer::start_workflow(model, ServerConfig::default()).await;
     server.create_session("s1").await;
     let (status, body) = server.run_sse_text(run_body("s1", "a long message")).await;
     assert_eq!(status, 200);
