@@ -350,6 +350,9 @@ fn check_response(outcome: &Outcome, exchange: &Exchange, stream: bool, what: &s
 
 #[tokio::test]
 async fn generate_ok() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/adk-go__model_gemini__TestModel_Generate_ok.httprr",
         Compare::Body,
@@ -365,6 +368,9 @@ async fn generate_ok() {
 
 #[tokio::test]
 async fn generate_stream_ok_single_event() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/adk-go__model_gemini__TestModel_GenerateStream_ok.httprr",
         Compare::Body,
@@ -376,6 +382,9 @@ async fn generate_stream_ok_single_event() {
 
 #[tokio::test]
 async fn streaming_text_with_system_instruction() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/adk-go__agent_remoteagent_v2__TestA2ARemoteAgentStreamingGeminiSuccess.httprr",
         Compare::Body,
@@ -403,6 +412,9 @@ async fn streaming_text_with_system_instruction() {
 
 #[tokio::test]
 async fn streaming_thoughts() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/adk-go__agent_llmagent__TestLLMAgentStreamingModeSSE.httprr",
         Compare::Body,
@@ -415,6 +427,9 @@ async fn streaming_thoughts() {
 
 #[tokio::test]
 async fn function_tool_round_trip() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/adk-go__agent_llmagent__TestFunctionTool.httprr",
         Compare::Body,
@@ -445,6 +460,9 @@ async fn function_tool_round_trip() {
 
 #[tokio::test]
 async fn parallel_calls_in_one_event() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/adk-go__internal_llminternal__TestParallelFunctionCalls_test_parallel_function_calls_gemini-2.5-flash.httprr",
         Compare::Body,
@@ -464,6 +482,9 @@ async fn parallel_calls_in_one_event() {
 
 #[tokio::test]
 async fn parallel_calls_one_event_each_with_ids() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/adk-go__internal_llminternal__TestParallelFunctionCalls_test_parallel_function_calls_gemini-3-flash-preview.httprr",
         Compare::Body,
@@ -480,6 +501,9 @@ async fn parallel_calls_one_event_each_with_ids() {
 
 #[tokio::test]
 async fn delegation_with_response_schema() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/adk-go__agent_llmagent__TestDelegation_03_ChatToSingleTurn.httprr",
         Compare::Body,
@@ -495,6 +519,9 @@ async fn delegation_with_response_schema() {
 
 #[tokio::test]
 async fn vertex_unauthenticated() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/adk-go__model_gemini__TestModel_TrackingHeaders_verifies_headers_are_set_vertex_enabled.httprr",
         Compare::BodyNotPath,
@@ -508,6 +535,9 @@ async fn vertex_unauthenticated() {
 
 #[tokio::test]
 async fn permission_denied_from_old_go_client() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/langchaingo__llms_googleai__TestGoogleAIErrorHandling.httprr",
         Compare::ContentsOnly,
@@ -523,6 +553,9 @@ async fn permission_denied_from_old_go_client() {
 
 #[tokio::test]
 async fn plain_text_with_system_instruction() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/pydantic-ai__test_google__test_google_model.yaml",
         Compare::Body,
@@ -542,6 +575,9 @@ async fn plain_text_with_system_instruction() {
 
 #[tokio::test]
 async fn stream_without_index_fields() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     replay(
         "gemini/pydantic-ai__test_google__test_google_model_stream.yaml",
         Compare::Body,
@@ -551,6 +587,9 @@ async fn stream_without_index_fields() {
 
 #[tokio::test]
 async fn stream_usage_on_every_event() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/pydantic-ai__test_google__test_google_stream_usage_is_live_mid_stream.yaml",
         Compare::Body,
@@ -570,6 +609,9 @@ async fn stream_usage_on_every_event() {
 
 #[tokio::test]
 async fn max_tokens() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/pydantic-ai__test_google__test_google_model_max_tokens.yaml",
         Compare::Body,
@@ -582,6 +624,9 @@ async fn max_tokens() {
 
 #[tokio::test]
 async fn native_output_json_schema() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/pydantic-ai__test_google__test_google_native_output.yaml",
         Compare::Body,
@@ -597,6 +642,9 @@ async fn native_output_json_schema() {
 
 #[tokio::test]
 async fn tool_output_with_forced_calls() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/pydantic-ai__test_google__test_google_tool_output.yaml",
         Compare::Body,
@@ -617,6 +665,9 @@ async fn tool_output_with_forced_calls() {
 
 #[tokio::test]
 async fn three_parallel_calls_and_round_trips() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/pydantic-ai__test_google__test_google_instructions_only_with_tool_calls.yaml",
         Compare::Body,
@@ -637,6 +688,9 @@ async fn three_parallel_calls_and_round_trips() {
 
 #[tokio::test]
 async fn streamed_call_with_thought_signature() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/pydantic-ai__test_google__test_google_streaming_tool_call_thought_signature.yaml",
         Compare::Body,
@@ -653,6 +707,9 @@ async fn streamed_call_with_thought_signature() {
 
 #[tokio::test]
 async fn two_streamed_tool_rounds() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/pydantic-ai__test_google__test_google_model_iter_stream.yaml",
         Compare::Body,
@@ -673,6 +730,9 @@ async fn two_streamed_tool_rounds() {
 
 #[tokio::test]
 async fn thinking_parts_replayed_in_history() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/pydantic-ai__test_google__test_google_model_thinking_part.yaml",
         Compare::Body,
@@ -692,6 +752,9 @@ async fn thinking_parts_replayed_in_history() {
 
 #[tokio::test]
 async fn unknown_model_404() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/pydantic-ai__test_model_name_suggestions__test_model_name_suggestion[google].yaml",
         Compare::Body,
@@ -710,6 +773,9 @@ async fn unknown_model_404() {
 
 #[tokio::test]
 async fn tool_choice_required() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay("gemini/pydantic-ai__test_tool_choice_matrix__test_tool_choice_matrix[required-google].yaml", Compare::Body).await;
     let content = outcomes[0].last().content.clone().unwrap();
     assert_eq!(
@@ -720,6 +786,9 @@ async fn tool_choice_required() {
 
 #[tokio::test]
 async fn streaming_endpoint_404_is_plain_json() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/rig__gemini_error_envelope__nonexistent_model_streaming_error_preserves_status_and_body.yaml",
         Compare::Body,
@@ -731,6 +800,9 @@ async fn streaming_endpoint_404_is_plain_json() {
 
 #[tokio::test]
 async fn max_tokens_stream_reports_length() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "gemini/rig__gemini_stream_terminal_matrix__max_tokens_truncated_stream_still_reports_length.yaml",
         Compare::Body,
