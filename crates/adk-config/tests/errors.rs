@@ -80,7 +80,7 @@ async fn an_unknown_tool_lists_the_tools() {
 
 #[tokio::test]
 async fn an_unknown_model_lists_the_forms_of_model_names() {
-    check("errors/unknown_model.yaml", expect!["invalid: tests/fixtures/errors/unknown_model.yaml:2:8: model: unknown model `gpt-4o`; the model picks its adapter by name: `gemini-<name>` (Gemini), `openai/<name>` (OpenAI or the OpenAI-compatible server at OPENAI_BASE_URL) or `local` (the local model)"]).await;
+    check("errors/unknown_model.yaml", expect!["invalid: tests/fixtures/errors/unknown_model.yaml:2:8: model: unknown model `gpt-4o`; the model picks its adapter by name: `gemini-<name>` (Gemini), `vertex_ai/<name>` (Gemini on Vertex AI), `claude-<name>` or `anthropic/<name>` (Anthropic), `openai/<name>` (OpenAI Chat Completions or the OpenAI-compatible server at OPENAI_BASE_URL), `openai/responses/<name>` (OpenAI's Responses API) or `local` (the local model)"]).await;
 }
 
 #[tokio::test]
@@ -91,7 +91,7 @@ async fn a_sub_agent_cycle_shows_the_cycle() {
 #[tokio::test]
 async fn keys_that_name_python_code_say_what_to_do_instead() {
     check("errors/callbacks.yaml", expect!["invalid: tests/fixtures/errors/callbacks.yaml:3:1: `before_model_callbacks` cannot be used in adk-rs: it names Python functions, and adk-rs loads no code from YAML; add the callback to the agent in Rust with its builder (LlmAgentBuilder::before_model_callback and the like)"]).await;
-    check("errors/model_code.yaml", expect!["invalid: tests/fixtures/errors/model_code.yaml:2:1: `model_code` cannot be used in adk-rs: it names Python code that builds a model; name the model with `model` (`gemini-*`, `openai/<name>` or `local`), or pass the loader a model resolver that builds it"]).await;
+    check("errors/model_code.yaml", expect!["invalid: tests/fixtures/errors/model_code.yaml:2:1: `model_code` cannot be used in adk-rs: it names Python code that builds a model; name the model with `model` (`gemini-*`, `claude-*`, `openai/<name>`, `local`, ...), or pass the loader a model resolver that builds it"]).await;
     check("errors/code_sub_agent.yaml", expect!["invalid: tests/fixtures/errors/code_sub_agent.yaml:3:5: sub_agents[0]: `code` cannot be used in adk-rs: it names an agent object in Python code, and adk-rs loads no code from YAML; describe the sub-agent in a YAML file and name it with `config_path`, or build the tree in Rust"]).await;
     check("errors/output_schema.yaml", expect!["invalid: tests/fixtures/errors/output_schema.yaml:3:1: `output_schema` cannot be used in adk-rs: it names a Python class; set the schema in Rust with LlmAgentBuilder::output_schema"]).await;
 }

@@ -348,7 +348,10 @@ pub(crate) struct ModelArgs {
     #[arg(long, value_enum, env = "ADK_PROVIDER")]
     pub(crate) provider: Option<Provider>,
 
-    /// The model name; by default the provider's usual model.
+    /// The model: a name that picks its adapter (`gemini-2.5-flash`, `vertex_ai/gemini-2.5-flash`,
+    /// `claude-sonnet-4-5` or `anthropic/<name>`, `openai/gpt-4o-mini`,
+    /// `openai/responses/gpt-5-mini`, `local`), or a bare name for the provider chosen; by default
+    /// the provider's usual model.
     #[arg(long, env = "ADK_MODEL")]
     pub(crate) model: Option<String>,
 
@@ -364,4 +367,11 @@ pub(crate) enum Provider {
     Gemini,
     /// OpenAI, or any OpenAI-compatible server (`OPENAI_API_KEY`, `OPENAI_BASE_URL`).
     Openai,
+    /// OpenAI's Responses API (`OPENAI_API_KEY`, `OPENAI_BASE_URL`).
+    OpenaiResponses,
+    /// Anthropic's Messages API (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`).
+    Anthropic,
+    /// Gemini on Vertex AI (`GOOGLE_CLOUD_PROJECT`, `GOOGLE_CLOUD_LOCATION`, Application Default
+    /// Credentials).
+    Vertex,
 }

@@ -1,5 +1,6 @@
 //! End to end against the real local server: the OpenAI adapter with prompted tool calling, alone
-//! and under the real runner with in-memory and SQLite sessions.
+//! and under the real runner with in-memory and SQLite sessions; and the Anthropic and Responses
+//! adapters on the same server's `/v1/messages` and `/v1/responses`.
 //!
 //! SmolLM2-135M is tiny, so these tests assert structure (events, tool-call names, arguments that
 //! are JSON objects, what the session stored), never wording, and cap model calls with
@@ -17,7 +18,7 @@ use adk_core::{
 };
 use adk_flow::LlmAgent;
 use adk_local_model::{LocalModel, LocalModelConfig, LocalServer, ProgressEvent};
-use adk_model::OpenAiModel;
+use adk_model::{Anthropic, OpenAiModel, OpenAiResponses, RetryPolicy};
 use adk_runner::Runner;
 use adk_session::{InMemorySessionService, SqliteSessionService};
 use adk_tool::{FunctionTool, ToolContext};
@@ -93,7 +94,7 @@ fn weather_request(mode: FunctionCallingMode) -> LlmRequest {
 }
 
 /// Every response of one `generate` call.
-async fn generate(model: &OpenAiModel, request: LlmRequest, stream: bool) -> Vec<LlmResponse> {
+async fn generate(model: &dyn Llm, request: LlmRequest, stream: bool) -> Vec<LlmResponse> {
     model
         .generate(request, stream)
         .try_collect()
@@ -129,7 +130,12 @@ async fn the_adapter_turns_prompted_json_into_a_call_and_reads_the_result_back()
     let server = server().await;
     let model = model(&server);
 
-    let responses = generate(&model, weather_request(FunctionCallingMode::Any), false).await;
+    let responses = generate(
+        model.as_ref(),
+        weather_request(FunctionCallingMode::Any),
+        false,
+    )
+    .await;
     assert_eq!(responses.len(), 1);
     let content = responses[0].content.as_ref().expect("content");
     assert_eq!(content.parts.len(), 1, "{content:?}");
@@ -161,7 +167,7 @@ async fn the_adapter_turns_prompted_json_into_a_call_and_reads_the_result_back()
             FunctionResponse::new("get_weather", result).with_id("adk-1"),
         )],
     ));
-    let responses = generate(&model, request, false).await;
+    let responses = generate(model.as_ref(), request, false).await;
     assert_ordinary(&responses[0], &["get_weather"]);
 }
 
@@ -171,7 +177,7 @@ async fn a_streamed_prompted_answer_streams_its_text_only() {
     let model = model(&server);
     let mut request = weather_request(FunctionCallingMode::Auto);
     request.contents = Arc::new(vec![Content::user("Say hello to me.")]);
-    let responses = generate(&model, request, true).await;
+    let responses = generate(model.as_ref(), request, true).await;
     let (partials, last) = responses.split_at(responses.len() - 1);
     let last = &last[0];
     assert_eq!(last.partial, Some(false));
@@ -460,4 +466,121 @@ async fn the_runner_transfers_to_a_specialist() {
 
     let session = stored(sessions.as_ref(), "transfer").await;
     assert_eq!(session.events.len(), events.len() + 1);
+}
+
+// The Anthropic and Responses adapters. SmolLM2-135M makes no native tool calls on these
+// endpoints (asked with a forced tool choice, even with a tool-aware chat template, it answers in
+// prose, and neither endpoint turns `output_config` or `text.format` into a grammar), so these
+// tests prove the wires' round trips on the real server: the weather agent, its tool declared,
+// whole and streamed under the runner, and a turn whose history holds a `get_weather` call and its
+// result (`tool_use`/`tool_result` blocks, `function_call`/`function_call_output` items).
+
+/// The weather agent of the runner tests on `model`, with short answers.
+fn weather_agent(model: Arc<dyn Llm>) -> Arc<dyn Agent> {
+    let mut config = greedy();
+    config.max_output_tokens = Some(48);
+    Arc::new(
+        LlmAgent::builder("weather_agent")
+            .model(model)
+            .instruction("You answer questions about the weather. Call get_weather for the city the user asks about, then answer in one short sentence.")
+            .tool(Arc::new(FunctionTool::new(
+                "get_weather",
+                "Returns the sky and the temperature in a city.",
+                get_weather,
+            )))
+            .generate_content_config(config)
+            .build()
+            .expect("the agent builds"),
+    )
+}
+
+/// Asks the weather agent on `model` about Paris, whole and streamed, and checks each run ends
+/// with an answer (the streamed one's partials adding up to it); then sends a turn after a call
+/// of `get_weather`, whole and streamed, and checks the answers and their usage.
+async fn check_wire(model: Arc<dyn Llm>) {
+    let runner = runner(
+        weather_agent(model.clone()),
+        Arc::new(InMemorySessionService::new()),
+    );
+    for (session, config) in [
+        ("whole", capped()),
+        ("streamed", capped().with_streaming_mode(StreamingMode::Sse)),
+    ] {
+        let events = run(&runner, session, "What is the weather in Paris?", config).await;
+        let last = events.last().expect("an event");
+        assert!(last.is_final_response(), "{last:?}");
+        assert!(
+            last.text().is_some_and(|text| !text.trim().is_empty()),
+            "{last:?}"
+        );
+        let streamed: String = events
+            .iter()
+            .filter(|event| event.is_partial())
+            .filter_map(|event| event.text())
+            .collect();
+        if session == "streamed" {
+            assert_eq!(
+                Some(streamed),
+                last.text(),
+                "the partials add up to the answer"
+            );
+        }
+    }
+    let mut request = weather_request(FunctionCallingMode::Auto);
+    request.config.max_output_tokens = Some(48);
+    let contents = Arc::make_mut(&mut request.contents);
+    contents.push(Content::new(
+        Role::Model,
+        [Part::function_call(
+            adk_core::FunctionCall::new("get_weather", json!({"city": "Paris"})).with_id("call_1"),
+        )],
+    ));
+    contents.push(Content::new(
+        Role::User,
+        [Part::function_response(
+            FunctionResponse::new(
+                "get_weather",
+                json!({"city": "Paris", "sky": "sunny", "celsius": 21}),
+            )
+            .with_id("call_1"),
+        )],
+    ));
+    for stream in [false, true] {
+        let responses = generate(model.as_ref(), request.clone(), stream).await;
+        let last = responses.last().expect("a response");
+        assert!(!last.is_partial());
+        assert!(
+            last.content.as_ref().and_then(Content::text).is_some(),
+            "{last:?}"
+        );
+        let usage = last.usage_metadata.expect("usage");
+        assert!(
+            usage.prompt_token_count.is_some_and(|tokens| tokens > 0),
+            "{usage:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_anthropic_adapter_speaks_to_the_local_server() {
+    let server = server().await;
+    let model = Anthropic::builder(server.model_name())
+        .base_url(server.base_url())
+        .api_key(server.api_key())
+        .retry(RetryPolicy::none())
+        .build()
+        .expect("the adapter builds");
+    check_wire(Arc::new(model)).await;
+}
+
+#[tokio::test]
+async fn the_responses_adapter_speaks_to_the_local_server() {
+    let server = server().await;
+    let model = OpenAiResponses::builder(server.model_name())
+        .base_url(server.base_url())
+        .api_key(server.api_key())
+        .retry(RetryPolicy::none())
+        .build()
+        .expect("the adapter builds");
+    check_wire(Arc::new(model)).await;
 }

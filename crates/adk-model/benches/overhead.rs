@@ -1,25 +1,43 @@
-//! Per-call overhead of the adapters against a loopback mock, next to a bare reqwest call that
-//! sends the same request body and reads the same answer. The ratio adapter / bare is what the
-//! adapter adds (request building, response parsing, the stream plumbing).
+//! Per-call overhead of the adapters against a loopback mock, on the same payload for every
+//! provider (the same question with the same system instruction, the same seven-word answer, the
+//! same usage), next to a bare reqwest call that sends the Chat Completions adapter's request body
+//! and reads the same answer. Allocations per call are counted by divan's allocation profiler.
 //!
-//! Run with `cargo bench -p adk-model --bench overhead`.
+//! Run with `cargo bench -p adk-model --bench overhead`. For instructions per call, run the bench
+//! binary under callgrind with `ADK_OVERHEAD_CALLS=<adapter>:<unary|stream>:<calls>`: it then
+//! makes that many calls and exits, and the difference between 101 calls and 1 call, over 100, is
+//! one call's instructions (the loopback server runs in the same process, and is counted the same
+//! for every adapter).
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use adk_core::{Content, Llm, LlmRequest};
-use adk_model::{OpenAiModel, RetryPolicy};
-use adk_test::{MockResponse, MockServer};
+use adk_model::{Anthropic, GeminiModel, OpenAiModel, OpenAiResponses, RetryPolicy};
+use adk_test::MockServer;
+use adk_test::model_conformance::{
+    Answer, AnthropicWire, ChatCompletionsWire, GeminiWire, ResponsesWire, Wire,
+};
 use futures::StreamExt as _;
 use serde_json::json;
 
+#[global_allocator]
+static ALLOC: divan::AllocProfiler = divan::AllocProfiler::system();
+
 fn main() {
+    if let Ok(spec) = std::env::var("ADK_OVERHEAD_CALLS") {
+        count_calls(&spec);
+        return;
+    }
     divan::main();
 }
 
+/// The adapters measured, in the order of the table.
+const ADAPTERS: [&str; 4] = ["gemini", "anthropic", "responses", "chat"];
+
 struct Setup {
     runtime: tokio::runtime::Runtime,
-    unary: Endpoint,
-    stream: Endpoint,
+    /// Per adapter, the unary and the streaming endpoint.
+    endpoints: Vec<(&'static str, Endpoint, Endpoint)>,
     client: reqwest::Client,
 }
 
@@ -27,62 +45,75 @@ struct Endpoint {
     /// Kept alive for the benchmark's duration (dropping it stops the server), and asked for the
     /// request the adapter sent.
     server: MockServer,
-    url: String,
-    model: OpenAiModel,
+    model: Arc<dyn Llm>,
 }
 
 fn request() -> LlmRequest {
-    let mut request = LlmRequest::new(
-        "gpt-4o-mini",
-        vec![Content::user("What is the capital of France?")],
-    );
+    let mut request = LlmRequest::new("", vec![Content::user("What is the capital of France?")]);
     request.append_instructions(["You are a helpful assistant."]);
     request.config.temperature = Some(0.0);
+    request.config.max_output_tokens = Some(256);
     request
 }
 
-/// The body the adapter sends for `request()`, written out for the bare client.
-fn body(stream: bool) -> Vec<u8> {
-    let mut body = json!({
-        "model": "gpt-4o-mini",
-        "messages": [
-            {"role": "system", "content": "You are a helpful assistant."},
-            {"role": "user", "content": "What is the capital of France?"}
-        ],
-        "temperature": 0.0
-    });
-    if stream {
-        body["stream"] = json!(true);
-        body["stream_options"] = json!({"include_usage": true});
+fn answer() -> Answer {
+    Answer {
+        text: ["The", " capital", " of", " France", " is", " Paris", "."]
+            .map(str::to_owned)
+            .to_vec(),
+        calls: Vec::new(),
+        usage: (24, 7),
     }
-    serde_json::to_vec(&body).expect("JSON")
 }
 
-fn unary_answer() -> MockResponse {
-    MockResponse::json(
-        200,
-        &json!({
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": "The capital of France is Paris.", "refusal": null}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 24, "completion_tokens": 8, "total_tokens": 32}
-        }),
-    )
-}
-
-fn stream_answer() -> MockResponse {
-    let mut body = String::new();
-    for word in ["The", " capital", " of", " France", " is", " Paris", "."] {
-        body.push_str(&format!(
-            "data: {}\n\n",
-            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-4o-mini", "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": null}]})
-        ));
+/// The wire and the adapter of `name`, built for the server at `base`.
+fn adapter(name: &str, base: &str) -> (Box<dyn Wire>, Arc<dyn Llm>) {
+    match name {
+        "gemini" => (
+            Box::new(GeminiWire),
+            Arc::new(
+                GeminiModel::builder("gemini-2.5-flash")
+                    .api_key("bench-key")
+                    .base_url(base)
+                    .retry(RetryPolicy::none())
+                    .build()
+                    .expect("a model"),
+            ),
+        ),
+        "anthropic" => (
+            Box::new(AnthropicWire),
+            Arc::new(
+                Anthropic::builder("claude-sonnet-4-5")
+                    .api_key("bench-key")
+                    .base_url(base)
+                    .retry(RetryPolicy::none())
+                    .build()
+                    .expect("a model"),
+            ),
+        ),
+        "responses" => (
+            Box::new(ResponsesWire),
+            Arc::new(
+                OpenAiResponses::builder("gpt-4o-mini")
+                    .api_key("bench-key")
+                    .base_url(base)
+                    .retry(RetryPolicy::none())
+                    .build()
+                    .expect("a model"),
+            ),
+        ),
+        _ => (
+            Box::new(ChatCompletionsWire),
+            Arc::new(
+                OpenAiModel::builder("gpt-4o-mini")
+                    .api_key("bench-key")
+                    .base_url(base)
+                    .retry(RetryPolicy::none())
+                    .build()
+                    .expect("a model"),
+            ),
+        ),
     }
-    body.push_str(&format!(
-        "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
-        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
-        json!({"choices": [], "usage": {"prompt_tokens": 24, "completion_tokens": 7, "total_tokens": 31}})
-    ));
-    MockResponse::sse(&body)
 }
 
 static SETUP: LazyLock<Setup> = LazyLock::new(|| {
@@ -91,47 +122,41 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| {
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let endpoint = |answer: MockResponse| {
+    let endpoint = |name: &str, stream: bool| {
+        // Building an adapter connects nowhere, so any address gives the wire.
+        let (wire, _) = adapter(name, "http://127.0.0.1:9");
+        let answer = if stream {
+            wire.stream(&answer())
+        } else {
+            wire.answer(&answer())
+        };
         let server = runtime.block_on(MockServer::repeating(answer));
-        let base = format!("{}/v1", server.base_url());
-        let model = OpenAiModel::builder("gpt-4o-mini")
-            .api_key("bench-key")
-            .base_url(&base)
-            .retry(RetryPolicy::none())
-            .build()
-            .expect("a model");
-        Endpoint {
-            server,
-            url: format!("{base}/chat/completions"),
-            model,
-        }
+        let (_, model) = adapter(name, &server.base_url());
+        Endpoint { server, model }
     };
-    let unary = endpoint(unary_answer());
-    let stream = endpoint(stream_answer());
-    // The bare client must send what the adapter sends, or the comparison means nothing.
-    for (endpoint, streaming) in [(&unary, false), (&stream, true)] {
-        let sent = runtime.block_on(async {
-            let _: Vec<_> = endpoint
-                .model
-                .generate(request(), streaming)
-                .collect()
-                .await;
-            endpoint.server.requests().pop().expect("a request").json()
-        });
-        let bare: serde_json::Value = serde_json::from_slice(&body(streaming)).expect("JSON");
-        assert_eq!(sent, bare, "the bare body differs from the adapter's");
-    }
+    let endpoints = ADAPTERS
+        .iter()
+        .map(|name| (*name, endpoint(name, false), endpoint(name, true)))
+        .collect();
     let client = reqwest::Client::builder()
         .tcp_nodelay(true)
         .build()
         .expect("a client");
     Setup {
         runtime,
-        unary,
-        stream,
+        endpoints,
         client,
     }
 });
+
+fn endpoint(name: &str, stream: bool) -> &'static Endpoint {
+    let (_, unary, streaming) = SETUP
+        .endpoints
+        .iter()
+        .find(|(adapter, _, _)| *adapter == name)
+        .expect("a known adapter");
+    if stream { streaming } else { unary }
+}
 
 fn adapter_call(endpoint: &Endpoint, stream: bool) -> usize {
     SETUP.runtime.block_on(async {
@@ -141,11 +166,34 @@ fn adapter_call(endpoint: &Endpoint, stream: bool) -> usize {
     })
 }
 
+/// The Chat Completions adapter's body, which the bare client sends; it checks once that the
+/// adapter sends exactly that.
+fn bare_body(stream: bool) -> Vec<u8> {
+    let mut body = json!({
+        "model": "gpt-4o-mini",
+        "messages": [
+            {"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": "What is the capital of France?"}
+        ],
+        "temperature": 0.0,
+        "max_completion_tokens": 256
+    });
+    if stream {
+        body["stream"] = json!(true);
+        body["stream_options"] = json!({"include_usage": true});
+    }
+    let chat = endpoint("chat", stream);
+    adapter_call(chat, stream);
+    let sent = chat.server.requests().pop().expect("a request").json();
+    assert_eq!(sent, body, "the bare body differs from the adapter's");
+    serde_json::to_vec(&body).expect("JSON")
+}
+
 fn bare_call(endpoint: &Endpoint, body: &[u8], stream: bool) -> usize {
     SETUP.runtime.block_on(async {
         let response = SETUP
             .client
-            .post(&endpoint.url)
+            .post(format!("{}/chat/completions", endpoint.server.base_url()))
             .bearer_auth("bench-key")
             .header("content-type", "application/json")
             .body(body.to_vec())
@@ -165,24 +213,39 @@ fn bare_call(endpoint: &Endpoint, body: &[u8], stream: bool) -> usize {
     })
 }
 
-#[divan::bench]
-fn unary_adapter() -> usize {
-    adapter_call(&SETUP.unary, false)
+#[divan::bench(args = ADAPTERS)]
+fn unary(name: &str) -> usize {
+    adapter_call(endpoint(name, false), false)
+}
+
+#[divan::bench(args = ADAPTERS)]
+fn stream(name: &str) -> usize {
+    adapter_call(endpoint(name, true), true)
 }
 
 #[divan::bench]
 fn unary_bare_reqwest(bencher: divan::Bencher<'_, '_>) {
-    let body = body(false);
-    bencher.bench(|| bare_call(&SETUP.unary, &body, false));
-}
-
-#[divan::bench]
-fn stream_adapter() -> usize {
-    adapter_call(&SETUP.stream, true)
+    let body = bare_body(false);
+    bencher.bench(|| bare_call(endpoint("chat", false), &body, false));
 }
 
 #[divan::bench]
 fn stream_bare_reqwest(bencher: divan::Bencher<'_, '_>) {
-    let body = body(true);
-    bencher.bench(|| bare_call(&SETUP.stream, &body, true));
+    let body = bare_body(true);
+    bencher.bench(|| bare_call(endpoint("chat", true), &body, true));
+}
+
+/// Makes the calls `spec` (`<adapter>:<unary|stream>:<calls>`) names, for counting instructions
+/// under callgrind.
+fn count_calls(spec: &str) {
+    let mut parts = spec.split(':');
+    let (Some(name), Some(kind), Some(calls)) = (parts.next(), parts.next(), parts.next()) else {
+        panic!("ADK_OVERHEAD_CALLS is <adapter>:<unary|stream>:<calls>, not {spec}");
+    };
+    let calls: usize = calls.parse().expect("a number of calls");
+    let stream = kind == "stream";
+    let endpoint = endpoint(name, stream);
+    for _ in 0..calls {
+        adapter_call(endpoint, stream);
+    }
 }

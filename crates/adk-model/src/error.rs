@@ -33,6 +33,9 @@ pub enum ErrorKind {
     StreamCut,
     /// The adapter is set up wrong, or the request asks for something the provider cannot do.
     Config,
+    /// Credentials could not be found or used: no key file, a token endpoint that refused them,
+    /// or a model API that refused a freshly fetched token (Vertex AI).
+    Auth,
     /// A response body, or one event of a stream, passed the size limit the builder sets
     /// (`max_response_bytes`, `max_event_bytes`); reading stopped there.
     ResponseTooLarge {

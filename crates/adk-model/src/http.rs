@@ -156,6 +156,12 @@ impl Transport {
         Ok(Self { client, settings })
     }
 
+    /// The HTTP client, for calls that are not model calls (fetching a token).
+    #[cfg(feature = "vertex")]
+    pub(crate) fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
     /// POSTs `body` as JSON to `url`, retrying per the policy, and returns a response with a
     /// success status; any other status becomes an [`ErrorKind::Http`] error holding the body.
     pub(crate) async fn post(
@@ -181,6 +187,34 @@ impl Transport {
                 Err(error) => return Err(error),
             }
         }
+    }
+
+    /// DELETEs `url`, once, failing on a status other than success.
+    #[cfg(feature = "gemini")]
+    pub(crate) async fn delete(
+        &self,
+        url: &reqwest::Url,
+        headers: &HeaderMap,
+    ) -> Result<(), Error> {
+        let mut request = self.client.delete(url.clone()).headers(headers.clone());
+        if let Some(timeout) = self.settings.timeout {
+            request = request.timeout(timeout);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|error| Error::from_reqwest(error, url.as_str(), "sending to"))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let body =
+            read_error_body(response, self.settings.max_error_body_bytes, url.as_str()).await?;
+        Err(provider_error(
+            status.as_u16(),
+            redact_sensitive(&body, headers),
+            url.as_str(),
+        ))
     }
 
     async fn post_once(

@@ -37,6 +37,9 @@ pub const GEN_AI_RESPONSE_FINISH_REASONS: &str = "gen_ai.response.finish_reasons
 pub const GEN_AI_USAGE_INPUT_TOKENS: &str = "gen_ai.usage.input_tokens";
 /// Candidate (answer) tokens of the call.
 pub const GEN_AI_USAGE_OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
+/// Prompt tokens the provider read from its cache (Gemini's cached content, Anthropic's cache
+/// reads, OpenAI's cached tokens).
+pub const GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: &str = "gen_ai.usage.cache_read.input_tokens";
 /// The tool's name.
 pub const GEN_AI_TOOL_NAME: &str = "gen_ai.tool.name";
 /// The tool's description.

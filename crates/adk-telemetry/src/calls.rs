@@ -36,6 +36,7 @@ pub struct ModelCall {
     error_type: Option<&'static str>,
     input_tokens: Option<u32>,
     output_tokens: Option<u32>,
+    cached_tokens: Option<u32>,
 }
 
 impl ModelCall {
@@ -51,6 +52,7 @@ impl ModelCall {
             error_type: None,
             input_tokens: None,
             output_tokens: None,
+            cached_tokens: None,
         }
     }
 
@@ -68,6 +70,7 @@ impl ModelCall {
         if let Some(usage) = &response.usage_metadata {
             self.input_tokens = usage.prompt_token_count.or(self.input_tokens);
             self.output_tokens = usage.candidates_token_count.or(self.output_tokens);
+            self.cached_tokens = usage.cached_content_token_count.or(self.cached_tokens);
         }
         if !self.span.is_disabled() {
             let span = &self.span;
@@ -82,6 +85,9 @@ impl ModelCall {
             }
             if let Some(tokens) = self.output_tokens {
                 span.record("gen_ai.usage.output_tokens", i64::from(tokens));
+            }
+            if let Some(tokens) = self.cached_tokens {
+                span.record("gen_ai.usage.cache_read.input_tokens", i64::from(tokens));
             }
             if let Some(version) = &response.model_version {
                 span.record("gen_ai.response.model", version.as_str());

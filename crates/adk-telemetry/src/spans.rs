@@ -76,6 +76,7 @@ pub(crate) fn generate_content_span(ctx: &InvocationContext, request: &LlmReques
         "gen_ai.response.finish_reasons" = Empty,
         "gen_ai.usage.input_tokens" = Empty,
         "gen_ai.usage.output_tokens" = Empty,
+        "gen_ai.usage.cache_read.input_tokens" = Empty,
         "gcp.vertex.agent.invocation_id" = ctx.invocation_id().as_str(),
         "gcp.vertex.agent.llm_request" = Empty,
         "gcp.vertex.agent.llm_response" = Empty,

@@ -3,7 +3,8 @@
 //! It holds what more than one crate's tests need, so that no helper is written twice: locating the
 //! shared fixtures (the recorded model traffic and the wire-format captures), reading recorded HTTP
 //! traffic in the formats found there ([`recording`]), and a loopback HTTP server that serves
-//! recorded or scripted responses ([`MockServer`]), a headless browser driven over WebDriver
+//! recorded or scripted responses ([`MockServer`]), the conformance suite of model adapters
+//! ([`model_conformance`]), a headless browser driven over WebDriver
 //! ([`browser::Browser`]), the Python A2A peers installed from PyPI ([`python_peers`]) and the real
 //! MCP servers from npm ([`mcp_servers`]). It depends only on the lowest layers and is never a
 //! normal dependency of a library crate.
@@ -17,6 +18,7 @@ mod harness;
 mod jwt;
 mod log_capture;
 pub mod mcp_servers;
+pub mod model_conformance;
 mod postgres;
 pub mod python_peers;
 pub mod recording;

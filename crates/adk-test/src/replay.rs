@@ -362,6 +362,20 @@ impl MockServer {
         Self::start_with(responses.into_iter().collect(), Vec::new(), None).await
     }
 
+    /// Starts a server that answers with `responses` in order, except the requests `check`
+    /// answers itself (a fake of an API's other routes, say), which use up no queued response.
+    pub async fn start_checked(
+        responses: impl IntoIterator<Item = MockResponse>,
+        check: impl Fn(&ReceivedRequest) -> Option<MockResponse> + Send + Sync + 'static,
+    ) -> Self {
+        Self::start_with(
+            responses.into_iter().collect(),
+            Vec::new(),
+            Some(Box::new(check)),
+        )
+        .await
+    }
+
     /// Starts a server that replays the recorded responses of `exchanges` in order, answering a
     /// request that `check` rejects with the response it gives instead (without using up a
     /// recorded one), as a real provider answers a malformed request.

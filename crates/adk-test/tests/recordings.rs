@@ -34,7 +34,7 @@ fn every_recording_parses_as_its_provenance_says() {
     let expected = provenance();
     let root = adk_test::shared_dir().join("fixtures/recorded");
     let mut seen = 0;
-    for folder in ["gemini", "openai"] {
+    for folder in ["gemini", "openai", "anthropic", "openai-responses"] {
         for entry in std::fs::read_dir(root.join(folder)).unwrap() {
             let path = entry.unwrap().path();
             let name = format!("{folder}/{}", path.file_name().unwrap().to_string_lossy());

@@ -89,7 +89,7 @@ impl Section for LlmAgentConfig {
         (
             "model_code",
             "it names Python code that builds a model; name the model with `model` \
-             (`gemini-*`, `openai/<name>` or `local`), or pass the loader a model resolver \
+             (`gemini-*`, `claude-*`, `openai/<name>`, `local`, ...), or pass the loader a model resolver \
              that builds it",
         ),
         (

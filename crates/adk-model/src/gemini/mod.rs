@@ -1,16 +1,27 @@
 //! The Gemini adapter: [`GeminiModel`] speaks the generativelanguage REST API
-//! (`models/{m}:generateContent` and `models/{m}:streamGenerateContent?alt=sse`).
+//! (`models/{m}:generateContent` and `models/{m}:streamGenerateContent?alt=sse`), and the same
+//! API on Vertex AI (`projects/{p}/locations/{l}/publishers/google/models/{m}:...`) with
+//! Application Default Credentials.
 
+mod context_cache;
+#[cfg(feature = "vertex")]
+mod credentials;
 mod request;
 mod response;
 mod stream;
+#[cfg(feature = "vertex")]
+mod vertex;
 
 use std::sync::Arc;
 
-use adk_core::{Llm, LlmRequest, LlmResponseStream};
+use adk_core::{Clock, Llm, LlmRequest, LlmResponseStream, SystemClock};
 use futures::StreamExt as _;
 use reqwest::header::{HeaderMap, HeaderValue};
 
+#[cfg(feature = "vertex")]
+pub use credentials::GoogleCredentials;
+
+use crate::cache::ContextCacheConfig;
 use crate::error::Error;
 use crate::http::{HttpSettings, Transport, http_builder_methods, parse_url};
 use crate::secret::ApiKey;
@@ -36,12 +47,18 @@ pub struct GeminiModel {
 
 struct Inner {
     model: String,
+    /// Up to `/models`: the API version's root, or on Vertex AI the publisher's path.
     base_url: String,
     /// The two endpoints of the builder's model, parsed once; a request naming another model
     /// builds its own.
     endpoints: Endpoints,
     headers: HeaderMap,
     transport: Transport,
+    /// On Vertex AI, where each call's access token comes from.
+    #[cfg(feature = "vertex")]
+    vertex: Option<credentials::GoogleCredentials>,
+    /// The explicit context cache, when the builder asked for one.
+    cache: Option<context_cache::ContextCache>,
 }
 
 /// The URLs of one model's `generateContent` and `streamGenerateContent?alt=sse`.
@@ -84,6 +101,10 @@ impl GeminiModel {
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             http: HttpSettings::default(),
+            cache: None,
+            clock: Arc::new(SystemClock),
+            #[cfg(feature = "vertex")]
+            vertex: vertex::VertexSettings::default(),
         }
     }
 }
@@ -95,6 +116,10 @@ pub struct GeminiBuilder {
     base_url: String,
     api_key: Option<ApiKey>,
     http: HttpSettings,
+    cache: Option<ContextCacheConfig>,
+    clock: Arc<dyn Clock>,
+    #[cfg(feature = "vertex")]
+    vertex: vertex::VertexSettings,
 }
 
 http_builder_methods!(GeminiBuilder);
@@ -113,14 +138,67 @@ impl GeminiBuilder {
         self
     }
 
+    /// Caches the stable start of each conversation (the system instruction, the tools and the
+    /// history before the newest user turn) as an explicit `cachedContents` resource, reused while
+    /// it is valid, made anew when the history no longer starts with it, its ttl runs out or it
+    /// served `cache_intervals` calls, and deleted when replaced or when the model is dropped. Off
+    /// by default; the API caches implicitly anyway, and explicit caches need a prefix of the
+    /// model's minimum size (1,024 to 4,096 tokens).
+    pub fn context_cache(mut self, config: ContextCacheConfig) -> Self {
+        self.cache = Some(config);
+        self
+    }
+
+    /// Reads the time from `clock` (for the context cache's expiry) instead of the system's.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The context cache the builder asked for, creating caches under `base` (the URL
+    /// `cachedContents` is appended to) for models under `model_path`.
+    fn context_cache_for(
+        &mut self,
+        transport: &Transport,
+        headers: &HeaderMap,
+        base: &str,
+        resource_root: &str,
+        model_path: String,
+    ) -> Result<Option<context_cache::ContextCache>, Error> {
+        let Some(config) = self.cache.take() else {
+            return Ok(None);
+        };
+        let client = context_cache::CacheClient {
+            transport: transport.clone(),
+            headers: headers.clone(),
+            create_url: parse_url(&format!("{base}/cachedContents"))?,
+            resource_root: resource_root.to_owned(),
+            model_path,
+            #[cfg(feature = "vertex")]
+            vertex: None,
+        };
+        Ok(Some(context_cache::ContextCache::new(
+            config,
+            client,
+            Arc::clone(&self.clock),
+        )))
+    }
+
     /// Builds the model.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Config`](crate::ErrorKind::Config) when no API key was given or found in the environment, or the key is
     /// not a valid header value.
-    pub fn build(self) -> Result<GeminiModel, Error> {
-        let key = self.api_key.or_else(|| ApiKey::from_env(&KEY_VARIABLES)).ok_or_else(|| {
+    pub fn build(mut self) -> Result<GeminiModel, Error> {
+        #[cfg(feature = "vertex")]
+        if self
+            .vertex
+            .chosen(self.api_key.is_some(), &vertex::process_env)
+        {
+            return self.build_vertex(&vertex::process_env);
+        }
+        let key = self.api_key.take().or_else(|| ApiKey::from_env(&KEY_VARIABLES)).ok_or_else(|| {
             Error::config(
                 "no Gemini API key: set GOOGLE_API_KEY or GEMINI_API_KEY, or call `.api_key(...)` on the builder",
             )
@@ -132,13 +210,25 @@ impl GeminiBuilder {
         let mut headers = HeaderMap::new();
         headers.insert("x-goog-api-key", value);
         let endpoints = Endpoints::new(&self.base_url, &self.model)?;
+        let transport = Transport::new(self.http.clone(), &endpoints.unary)?;
+        let base_url = self.base_url.clone();
+        let cache = self.context_cache_for(
+            &transport,
+            &headers,
+            &base_url,
+            &base_url,
+            "models/".to_owned(),
+        )?;
         Ok(GeminiModel {
             inner: Arc::new(Inner {
-                transport: Transport::new(self.http, &endpoints.unary)?,
+                transport,
                 model: self.model,
-                base_url: self.base_url,
+                base_url,
                 endpoints,
                 headers,
+                #[cfg(feature = "vertex")]
+                vertex: None,
+                cache,
             }),
         })
     }
@@ -150,11 +240,28 @@ impl Llm for GeminiModel {
     }
 
     fn generate(&self, request: LlmRequest, stream: bool) -> LlmResponseStream {
-        // The body is written before the stream starts, so that the stream holds it and not the
-        // request for as long as the call takes.
-        let prepared = self.prepare(&request);
+        // Without a context cache the body is written before the stream starts, so that the stream
+        // holds it and not the request for as long as the call takes; with one, the body depends
+        // on the cache, which the stream asks for first.
+        let (prepared, cached_request) = if self.inner.cache.is_some() {
+            (None, Some(request))
+        } else {
+            (Some(self.prepare(&request, None)), None)
+        };
+        let model = self.clone();
         let inner = Arc::clone(&self.inner);
         let responses = async_stream::stream! {
+            let prepared = match (prepared, cached_request, &inner.cache) {
+                (Some(prepared), _, _) => prepared,
+                (None, Some(request), Some(cache)) => {
+                    let name = if request.model.is_empty() { &inner.model } else { &request.model };
+                    match cache.prefix_for(name, &request).await {
+                        Ok(prefix) => model.prepare(&request, prefix.as_ref()),
+                        Err(error) => Err(error),
+                    }
+                }
+                _ => Err(Error::config("the request was lost before it was sent")),
+            };
             let (other, body) = match prepared {
                 Ok(prepared) => prepared,
                 Err(error) => {
@@ -164,7 +271,7 @@ impl Llm for GeminiModel {
             };
             let endpoints = other.as_deref().unwrap_or(&inner.endpoints);
             let url = endpoints.get(stream);
-            let response = match inner.transport.post(url, &inner.headers, body).await {
+            let response = match inner.post(url, body).await {
                 Ok(response) => response,
                 Err(error) => {
                     yield Err(error);
@@ -199,12 +306,30 @@ impl Llm for GeminiModel {
     }
 }
 
+impl Inner {
+    /// Posts `body` to `url` with the API key, or on Vertex AI with an access token: a token the
+    /// API refuses (401) is fetched anew once, and a refusal of the new one is an
+    /// [`ErrorKind::Auth`](crate::ErrorKind::Auth) error.
+    async fn post(
+        &self,
+        url: &reqwest::Url,
+        body: bytes::Bytes,
+    ) -> Result<reqwest::Response, Error> {
+        #[cfg(feature = "vertex")]
+        if let Some(credentials) = &self.vertex {
+            return vertex::post(&self.transport, credentials, &self.headers, url, body).await;
+        }
+        self.transport.post(url, &self.headers, body).await
+    }
+}
+
 impl GeminiModel {
     /// The endpoints of a request for another model than this one's (`None` for this one's), and
     /// the request's body.
     fn prepare(
         &self,
         request: &LlmRequest,
+        cached: Option<&context_cache::CachedPrefix>,
     ) -> Result<(Option<Box<Endpoints>>, bytes::Bytes), Error> {
         let inner = &self.inner;
         let other = if request.model.is_empty() || request.model == inner.model {
@@ -212,7 +337,7 @@ impl GeminiModel {
         } else {
             Some(Box::new(Endpoints::new(&inner.base_url, &request.model)?))
         };
-        Ok((other, request::build(request)?))
+        Ok((other, request::build(request, cached)?))
     }
 }
 

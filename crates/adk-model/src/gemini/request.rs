@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::provider_data;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -24,6 +25,10 @@ struct GenerateContentRequest<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     safety_settings: &'a [SafetySetting],
     generation_config: GenerationConfig<'a>,
+    /// The cache holding the start of the conversation, whose contents, system instruction and
+    /// tools are then not sent again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cached_content: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -57,21 +62,61 @@ struct GenerationConfig<'a> {
     thinking_config: Option<&'a ThinkingConfig>,
 }
 
-/// The JSON body for `request`.
-pub(super) fn build(request: &LlmRequest) -> Result<bytes::Bytes, Error> {
+/// The system instruction of `request` as Gemini takes it, when it has one.
+fn system_instruction(request: &LlmRequest) -> Option<SystemInstruction<'_>> {
+    request
+        .system_instruction
+        .as_ref()
+        .filter(|text| !text.is_empty())
+        .map(|text| SystemInstruction {
+            parts: [TextPart { text }],
+            role: "user",
+        })
+}
+
+/// What a context cache holds besides contents, as the body's keys: the system instruction, the
+/// tools and the tool config, when the request has them.
+pub(super) fn cached_parts(request: &LlmRequest) -> Vec<(&'static str, Value)> {
+    let mut parts = Vec::new();
+    if let Some(system) = system_instruction(request) {
+        parts.push((
+            "systemInstruction",
+            serde_json::to_value(system).unwrap_or_default(),
+        ));
+    }
+    let tools = tools(&request.tools, &request.builtin_tools);
+    if !tools.is_empty() {
+        parts.push(("tools", serde_json::to_value(tools).unwrap_or_default()));
+    }
+    if let Some(config) = &request.config.tool_config {
+        parts.push((
+            "toolConfig",
+            serde_json::to_value(config).unwrap_or_default(),
+        ));
+    }
+    parts
+}
+
+/// The JSON body for `request`; with `cached`, the body that names the cache and leaves out what
+/// it holds.
+pub(super) fn build(
+    request: &LlmRequest,
+    cached: Option<&super::context_cache::CachedPrefix>,
+) -> Result<bytes::Bytes, Error> {
     let config = &request.config;
+    let contents = match cached {
+        Some(cached) => &request.contents[cached.contents.min(request.contents.len())..],
+        None => &request.contents[..],
+    };
     let body = GenerateContentRequest {
-        contents: contents_for_gemini(&request.contents),
-        system_instruction: request
-            .system_instruction
-            .as_ref()
-            .filter(|text| !text.is_empty())
-            .map(|text| SystemInstruction {
-                parts: [TextPart { text }],
-                role: "user",
-            }),
-        tools: tools(&request.tools, &request.builtin_tools),
-        tool_config: config.tool_config.as_ref(),
+        contents: contents_for_gemini(contents),
+        system_instruction: system_instruction(request).filter(|_| cached.is_none()),
+        tools: if cached.is_some() {
+            Vec::new()
+        } else {
+            tools(&request.tools, &request.builtin_tools)
+        },
+        tool_config: config.tool_config.as_ref().filter(|_| cached.is_none()),
         safety_settings: &config.safety_settings,
         generation_config: GenerationConfig {
             temperature: config.temperature,
@@ -87,6 +132,7 @@ pub(super) fn build(request: &LlmRequest) -> Result<bytes::Bytes, Error> {
             response_json_schema: config.response_schema.as_ref(),
             thinking_config: config.thinking_config.as_ref(),
         },
+        cached_content: cached.map(|cached| cached.name.as_str()),
     };
     serde_json::to_vec(&body)
         .map(bytes::Bytes::from)
@@ -97,29 +143,42 @@ pub(super) fn build(request: &LlmRequest) -> Result<bytes::Bytes, Error> {
 }
 
 /// The contents as Gemini takes them: adk-core's content model is Gemini's, except that display
-/// names of blobs and files are ADK's own and the API rejects them.
+/// names of blobs and files are ADK's own and the API rejects them, and that data other providers
+/// keep in a part (Anthropic's signatures, the Responses API's reasoning items) is theirs alone: a
+/// part left with nothing Gemini reads is not sent, nor is a content left with no part.
 fn contents_for_gemini(contents: &[Content]) -> Cow<'_, [Content]> {
-    let has_display_name = |content: &Content| {
-        content.parts.iter().any(|part| match &part.data {
-            PartData::InlineData(blob) => blob.display_name.is_some(),
-            PartData::FileData(file) => file.display_name.is_some(),
-            _ => false,
+    let needs_change = |content: &Content| {
+        content.parts.iter().any(|part| {
+            provider_data::has_provider_data(part)
+                || match &part.data {
+                    PartData::InlineData(blob) => blob.display_name.is_some(),
+                    PartData::FileData(file) => file.display_name.is_some(),
+                    _ => false,
+                }
         })
     };
-    if !contents.iter().any(has_display_name) {
+    if !contents.iter().any(needs_change) {
         return Cow::Borrowed(contents);
     }
     let mut owned = contents.to_vec();
-    for part in owned
-        .iter_mut()
-        .flat_map(|content| content.parts.iter_mut())
-    {
-        match &mut part.data {
-            PartData::InlineData(blob) => blob.display_name = None,
-            PartData::FileData(file) => file.display_name = None,
-            _ => {}
+    for content in &mut owned {
+        for part in &mut content.parts {
+            match &mut part.data {
+                PartData::InlineData(blob) => blob.display_name = None,
+                PartData::FileData(file) => file.display_name = None,
+                _ => {}
+            }
+            if provider_data::has_provider_data(part) {
+                part.extra = provider_data::without_provider_data(&part.extra);
+            }
         }
+        content.parts.retain(|part| {
+            !matches!(part.data, PartData::Other)
+                || part.thought_signature.is_some()
+                || !part.extra.is_empty()
+        });
     }
+    owned.retain(|content| !content.parts.is_empty());
     Cow::Owned(owned)
 }
 
@@ -195,7 +254,7 @@ mod tests {
     use serde_json::json;
 
     fn body(request: &LlmRequest) -> Value {
-        serde_json::from_slice(&build(request).unwrap()).unwrap()
+        serde_json::from_slice(&build(request, None).unwrap()).unwrap()
     }
 
     #[test]
@@ -229,6 +288,40 @@ mod tests {
                     "responseMimeType": "application/json", "responseJsonSchema": {"type": "object"}
                 }
             })
+        );
+    }
+
+    #[cfg(feature = "anthropic")]
+    #[test]
+    fn other_providers_data_is_not_sent() {
+        let mut signed = Part::thought("hmm");
+        signed
+            .extra
+            .insert(provider_data::ANTHROPIC_SIGNATURE.into(), json!("sig"));
+        let mut redacted = Part::new(PartData::Other);
+        redacted.thought = true;
+        redacted.extra.insert(
+            provider_data::ANTHROPIC_REDACTED_THINKING.into(),
+            json!("opaque"),
+        );
+        let mut request = LlmRequest::new(
+            "m",
+            vec![
+                Content::user("hi"),
+                Content::new(
+                    adk_core::Role::Model,
+                    [signed, redacted.clone(), Part::text("Hello")],
+                ),
+                Content::new(adk_core::Role::Model, [redacted]),
+            ],
+        );
+        request.model = "m".into();
+        assert_eq!(
+            body(&request)["contents"],
+            json!([
+                {"parts": [{"text": "hi"}], "role": "user"},
+                {"parts": [{"text": "hmm", "thought": true}, {"text": "Hello"}], "role": "model"}
+            ])
         );
     }
 

@@ -21,6 +21,15 @@ pub(crate) fn load(name: &str) -> Vec<Exchange> {
     exchanges
 }
 
+/// The final content of call `index` of a replay.
+pub(crate) fn content(outcomes: &[Outcome], index: usize) -> adk_core::Content {
+    outcomes[index]
+        .last()
+        .content
+        .clone()
+        .expect("the final response has content")
+}
+
 /// What one call gave: every response in order, or the error that ended it.
 pub(crate) struct Outcome {
     pub(crate) responses: Vec<LlmResponse>,
@@ -140,6 +149,26 @@ pub(crate) fn rename(object: &mut Value, from: &str, to: &str) {
         map.insert(to.to_owned(), value);
     }
 }
+
+/// One replay test per row: `name = <a call returning the outcomes> => |outcomes| { checks };`,
+/// so that each recording's test is one row of its adapter's table. Without the shared fixtures
+/// (a clone on a hosted CI runner) each test reports itself skipped and checks nothing.
+macro_rules! replay_cases {
+    ($($name:ident = $call:expr => |$outcomes:ident| $check:block;)*) => {
+        $(
+            #[tokio::test]
+            async fn $name() {
+                if !adk_test::shared_fixtures_present() {
+                    return;
+                }
+                let $outcomes = $call.await;
+                let _ = &$outcomes;
+                $check
+            }
+        )*
+    };
+}
+pub(crate) use replay_cases;
 
 /// The recorded error envelope's status or code, as the adapter reports it.
 pub(crate) fn envelope_status(body: &Value) -> Option<String> {

@@ -5,16 +5,24 @@ use std::collections::BTreeSet;
 
 use crate::common;
 
-/// Recording names (`gemini/...`, `openai/...`) quoted in the replay test sources.
+/// The folders of recordings, each replayed by the test source of the same adapter.
+const FOLDERS: [(&str, &str); 4] = [
+    ("gemini", "gemini.rs"),
+    ("openai", "openai.rs"),
+    ("anthropic", "anthropic.rs"),
+    ("openai-responses", "openai_responses.rs"),
+];
+
+/// Recording names (`gemini/...`, `anthropic/...`) quoted in the replay test sources.
 fn names_used_by_tests() -> Vec<String> {
     let sources = adk_test::package_dir(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
         .join("replay");
     let mut names = Vec::new();
-    for file in ["gemini.rs", "openai.rs"] {
+    for (folder, file) in FOLDERS {
         let text = std::fs::read_to_string(sources.join(file)).unwrap();
         for quoted in text.split('"').skip(1).step_by(2) {
-            let is_recording = (quoted.starts_with("gemini/") || quoted.starts_with("openai/"))
+            let is_recording = quoted.starts_with(&format!("{folder}/"))
                 && (quoted.ends_with(".httprr") || quoted.ends_with(".yaml"));
             if is_recording {
                 names.push(quoted.to_owned());
@@ -30,7 +38,7 @@ fn every_recording_is_replayed_by_exactly_one_test() {
         return;
     }
     let mut on_disk = BTreeSet::new();
-    for folder in ["gemini", "openai"] {
+    for (folder, _) in FOLDERS {
         let dir = common::recorded_dir().join(folder);
         let entries = std::fs::read_dir(&dir)
             .unwrap_or_else(|error| panic!("cannot list {}: {error}", dir.display()));
@@ -57,7 +65,8 @@ fn every_recording_is_replayed_by_exactly_one_test() {
     );
     assert_eq!(
         on_disk.len(),
-        46,
-        "the shared folder holds 24 Gemini and 22 OpenAI recordings"
+        78,
+        "the shared folder holds 24 Gemini, 22 Chat Completions, 16 Anthropic and 16 Responses \
+         recordings"
     );
 }

@@ -1,5 +1,6 @@
-//! Fault tests on the loopback server: rate limits with `Retry-After`, repeated 5xx, a stream cut
-//! mid-event, a malformed chunk, a slow server, an unreachable server, and cancellation.
+//! Fault tests on the loopback server: rate limits and overloads with `Retry-After`, repeated 5xx,
+//! error events mid-stream, a stream cut mid-event, a malformed chunk, a slow server, an
+//! unreachable server, and cancellation.
 
 use std::time::{Duration, Instant};
 
@@ -362,4 +363,126 @@ fn a_malformed_base_url_fails_the_build_with_a_clear_error() {
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Config);
     assert!(error.to_string().contains("not a valid URL"), "{error}");
+}
+
+fn anthropic(server: &MockServer) -> adk_model::Anthropic {
+    adk_model::Anthropic::builder("claude-test")
+        .api_key("test-key")
+        .base_url(server.base_url())
+        .retry(fast_retries())
+        .build()
+        .unwrap()
+}
+
+fn anthropic_error(status: u16, kind: &str, message: &str) -> MockResponse {
+    MockResponse::json(
+        status,
+        &json!({"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_1"}),
+    )
+}
+
+#[tokio::test]
+async fn anthropic_529_and_429_are_retried_after_their_retry_after() {
+    let answer = MockResponse::json(
+        200,
+        &json!({"type": "message", "role": "assistant", "model": "claude-test",
+                "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 1}}),
+    );
+    let server = MockServer::start([
+        anthropic_error(529, "overloaded_error", "Overloaded").header("retry-after", "1"),
+        anthropic_error(429, "rate_limit_error", "slow down").header("retry-after", "0"),
+        answer,
+    ])
+    .await;
+    let started = Instant::now();
+    let outcome = common::run(&anthropic(&server), request(), false).await;
+    assert_eq!(
+        outcome.last().content.as_ref().unwrap().text().as_deref(),
+        Some("done")
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(950),
+        "the 529's retry-after was honoured: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(server.requests().len(), 3);
+
+    let server = MockServer::start([
+        anthropic_error(529, "overloaded_error", "Overloaded").header("retry-after", "0"),
+        anthropic_error(529, "overloaded_error", "Overloaded").header("retry-after", "0"),
+        anthropic_error(529, "overloaded_error", "Overloaded").header("retry-after", "0"),
+    ])
+    .await;
+    let outcome = common::run(&anthropic(&server), request(), false).await;
+    let error = outcome.model_error();
+    assert_eq!(
+        (error.status(), error.provider_status()),
+        (Some(529), Some("overloaded_error"))
+    );
+    assert!(
+        error.to_string().contains("gave up after 3 attempts"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn an_anthropic_error_event_mid_stream_ends_it_unretried() {
+    let body = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-test\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Par\"}}\n\n",
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+    );
+    let server = MockServer::start([MockResponse::sse(body), MockResponse::sse("")]).await;
+    let outcome = common::run(&anthropic(&server), request(), true).await;
+    assert_eq!(outcome.partial_text(), "Par");
+    let error = outcome.model_error();
+    assert_eq!(error.kind(), ErrorKind::Provider);
+    assert_eq!(error.provider_status(), Some("overloaded_error"));
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "nothing is retried once the stream began"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_responses_stream_is_a_provider_error() {
+    let body = concat!(
+        "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"model\":\"gpt-test\",\"status\":\"in_progress\",\"output\":[]}}\n\n",
+        "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"Hel\"}\n\n",
+        "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"The model failed.\"},\"output\":[]}}\n\n",
+    );
+    let server = MockServer::start([MockResponse::sse(body)]).await;
+    let model = adk_model::OpenAiResponses::builder("gpt-test")
+        .api_key("test-key")
+        .base_url(server.base_url())
+        .retry(fast_retries())
+        .build()
+        .unwrap();
+    let outcome = common::run(&model, request(), true).await;
+    assert_eq!(outcome.partial_text(), "Hel");
+    let error = outcome.model_error();
+    assert_eq!(
+        (error.kind(), error.provider_status()),
+        (ErrorKind::Provider, Some("server_error"))
+    );
+    assert!(error.to_string().contains("The model failed."), "{error}");
+}
+
+#[tokio::test]
+async fn new_adapters_never_show_their_keys() {
+    let server = MockServer::start([]).await;
+    let anthropic = adk_model::Anthropic::builder("m")
+        .api_key("secret-anthropic")
+        .header("x-proxy-token", "secret-proxy")
+        .base_url(server.base_url());
+    let responses = adk_model::OpenAiResponses::builder("m")
+        .api_key("secret-openai")
+        .base_url(server.base_url());
+    let shown = format!("{anthropic:?} {responses:?}");
+    let (anthropic, responses) = (anthropic.build().unwrap(), responses.build().unwrap());
+    let shown = format!("{shown} {anthropic:?} {responses:?}");
+    assert!(!shown.contains("secret"), "{shown}");
 }

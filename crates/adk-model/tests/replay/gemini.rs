@@ -348,468 +348,275 @@ fn check_response(outcome: &Outcome, exchange: &Exchange, stream: bool, what: &s
     }
 }
 
-#[tokio::test]
-async fn generate_ok() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+crate::common::replay_cases! {
+    generate_ok = replay(
         "gemini/adk-go__model_gemini__TestModel_Generate_ok.httprr",
         Compare::Body,
-    )
-    .await;
-    let last = outcomes[0].last();
-    assert_eq!(
-        last.content.as_ref().unwrap().text().as_deref(),
-        Some("Paris")
-    );
-    assert_eq!(last.usage_metadata.unwrap().thoughts_token_count, Some(34));
-}
-
-#[tokio::test]
-async fn generate_stream_ok_single_event() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        let last = outcomes[0].last();
+        assert_eq!(
+            last.content.as_ref().unwrap().text().as_deref(),
+            Some("Paris")
+        );
+        assert_eq!(last.usage_metadata.unwrap().thoughts_token_count, Some(34));
+    };
+    generate_stream_ok_single_event = replay(
         "gemini/adk-go__model_gemini__TestModel_GenerateStream_ok.httprr",
         Compare::Body,
-    )
-    .await;
-    assert_eq!(outcomes[0].partial_text(), "Paris");
-    assert_eq!(outcomes[0].responses.len(), 2, "one partial, one final");
-}
-
-#[tokio::test]
-async fn streaming_text_with_system_instruction() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        assert_eq!(outcomes[0].partial_text(), "Paris");
+        assert_eq!(outcomes[0].responses.len(), 2, "one partial, one final");
+    };
+    streaming_text_with_system_instruction = replay(
         "gemini/adk-go__agent_remoteagent_v2__TestA2ARemoteAgentStreamingGeminiSuccess.httprr",
         Compare::Body,
-    )
-    .await;
-    assert_eq!(
-        outcomes[0]
-            .responses
-            .iter()
-            .filter(|response| response.is_partial())
-            .count(),
-        11
-    );
-    assert!(
-        outcomes[0]
-            .last()
-            .content
-            .as_ref()
-            .unwrap()
-            .text()
-            .unwrap()
-            .contains("Warsaw")
-    );
-}
-
-#[tokio::test]
-async fn streaming_thoughts() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        assert_eq!(
+            outcomes[0]
+                .responses
+                .iter()
+                .filter(|response| response.is_partial())
+                .count(),
+            11
+        );
+        assert!(
+            common::content(&outcomes, 0)
+                .text()
+                .unwrap()
+                .contains("Warsaw")
+        );
+    };
+    streaming_thoughts = replay(
         "gemini/adk-go__agent_llmagent__TestLLMAgentStreamingModeSSE.httprr",
         Compare::Body,
-    )
-    .await;
-    let content = outcomes[0].last().content.clone().unwrap();
-    assert!(content.parts[0].thought, "thought summaries come first");
-    assert!(content.parts.iter().any(|part| !part.thought));
-}
-
-#[tokio::test]
-async fn function_tool_round_trip() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        let content = common::content(&outcomes, 0);
+        assert!(content.parts[0].thought, "thought summaries come first");
+        assert!(content.parts.iter().any(|part| !part.thought));
+    };
+    function_tool_round_trip = replay(
         "gemini/adk-go__agent_llmagent__TestFunctionTool.httprr",
         Compare::Body,
-    )
-    .await;
-    let content = outcomes[0].last().content.clone().unwrap();
-    let call = content.function_calls().next().unwrap();
-    assert_eq!(
-        (
-            call.name.as_str(),
-            call.args["a"].clone(),
-            call.args["b"].clone()
-        ),
-        ("sum", json!(1), json!(2))
-    );
-    assert!(content.parts[0].thought_signature.is_some());
-    assert_eq!(
-        outcomes[1]
-            .last()
-            .content
-            .as_ref()
-            .unwrap()
-            .text()
-            .as_deref(),
-        Some("3")
-    );
-}
-
-#[tokio::test]
-async fn parallel_calls_in_one_event() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        let content = common::content(&outcomes, 0);
+        let call = content.function_calls().next().unwrap();
+        assert_eq!(
+            (
+                call.name.as_str(),
+                call.args["a"].clone(),
+                call.args["b"].clone()
+            ),
+            ("sum", json!(1), json!(2))
+        );
+        assert!(content.parts[0].thought_signature.is_some());
+        assert_eq!(
+            common::content(&outcomes, 1)
+                .text()
+                .as_deref(),
+            Some("3")
+        );
+    };
+    parallel_calls_in_one_event = replay(
         "gemini/adk-go__internal_llminternal__TestParallelFunctionCalls_test_parallel_function_calls_gemini-2.5-flash.httprr",
         Compare::Body,
-    )
-    .await;
-    assert_eq!(
-        outcomes[0]
-            .last()
-            .content
-            .as_ref()
-            .unwrap()
-            .function_calls()
-            .count(),
-        3
-    );
-}
-
-#[tokio::test]
-async fn parallel_calls_one_event_each_with_ids() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        assert_eq!(
+            common::content(&outcomes, 0)
+                .function_calls()
+                .count(),
+            3
+        );
+    };
+    parallel_calls_one_event_each_with_ids = replay(
         "gemini/adk-go__internal_llminternal__TestParallelFunctionCalls_test_parallel_function_calls_gemini-3-flash-preview.httprr",
         Compare::Body,
-    )
-    .await;
-    let content = outcomes[0].last().content.clone().unwrap();
-    let ids: Vec<_> = content
-        .function_calls()
-        .map(|call| call.id.clone().unwrap())
-        .collect();
-    assert_eq!(ids.len(), 3);
-    assert_eq!(ids[0].as_str(), "3ae8iwca");
-}
-
-#[tokio::test]
-async fn delegation_with_response_schema() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        let content = common::content(&outcomes, 0);
+        let ids: Vec<_> = content
+            .function_calls()
+            .map(|call| call.id.clone().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 3);
+        assert_eq!(ids[0].as_str(), "3ae8iwca");
+    };
+    delegation_with_response_schema = replay(
         "gemini/adk-go__agent_llmagent__TestDelegation_03_ChatToSingleTurn.httprr",
         Compare::Body,
-    )
-    .await;
-    assert_eq!(outcomes.len(), 6);
-    let translation = outcomes[1].last().content.as_ref().unwrap().text().unwrap();
-    assert_eq!(
-        serde_json::from_str::<Value>(&translation).unwrap()["translation"],
-        "hola"
-    );
-}
-
-#[tokio::test]
-async fn vertex_unauthenticated() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        assert_eq!(outcomes.len(), 6);
+        let translation = common::content(&outcomes, 1).text().unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&translation).unwrap()["translation"],
+            "hola"
+        );
+    };
+    vertex_unauthenticated = replay(
         "gemini/adk-go__model_gemini__TestModel_TrackingHeaders_verifies_headers_are_set_vertex_enabled.httprr",
         Compare::BodyNotPath,
-    )
-    .await;
-    assert_eq!(
-        outcomes[0].model_error().provider_status(),
-        Some("UNAUTHENTICATED")
-    );
-}
-
-#[tokio::test]
-async fn permission_denied_from_old_go_client() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        assert_eq!(
+            outcomes[0].model_error().provider_status(),
+            Some("UNAUTHENTICATED")
+        );
+    };
+    permission_denied_from_old_go_client = replay(
         "gemini/langchaingo__llms_googleai__TestGoogleAIErrorHandling.httprr",
         Compare::ContentsOnly,
-    )
-    .await;
-    let error = outcomes[0].model_error();
-    assert_eq!(
-        (error.status(), error.provider_status()),
-        (Some(403), Some("PERMISSION_DENIED"))
-    );
-    assert!(error.to_string().contains("check the API key"), "{error}");
-}
-
-#[tokio::test]
-async fn plain_text_with_system_instruction() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        let error = outcomes[0].model_error();
+        assert_eq!(
+            (error.status(), error.provider_status()),
+            (Some(403), Some("PERMISSION_DENIED"))
+        );
+        assert!(error.to_string().contains("check the API key"), "{error}");
+    };
+    plain_text_with_system_instruction = replay(
         "gemini/pydantic-ai__test_google__test_google_model.yaml",
         Compare::Body,
-    )
-    .await;
-    assert_eq!(
-        outcomes[0]
-            .last()
-            .content
-            .as_ref()
-            .unwrap()
-            .text()
-            .as_deref(),
-        Some("Hello! How can I help you today?")
-    );
-}
-
-#[tokio::test]
-async fn stream_without_index_fields() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    replay(
+    ) => |outcomes| {
+        assert_eq!(
+            common::content(&outcomes, 0)
+                .text()
+                .as_deref(),
+            Some("Hello! How can I help you today?")
+        );
+    };
+    stream_without_index_fields = replay(
         "gemini/pydantic-ai__test_google__test_google_model_stream.yaml",
         Compare::Body,
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn stream_usage_on_every_event() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+    };
+    stream_usage_on_every_event = replay(
         "gemini/pydantic-ai__test_google__test_google_stream_usage_is_live_mid_stream.yaml",
         Compare::Body,
-    )
-    .await;
-    assert!(
-        outcomes[0]
-            .last()
-            .content
-            .as_ref()
-            .unwrap()
-            .text()
-            .unwrap()
-            .contains("30")
-    );
-}
-
-#[tokio::test]
-async fn max_tokens() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        assert!(
+            common::content(&outcomes, 0)
+                .text()
+                .unwrap()
+                .contains("30")
+        );
+    };
+    max_tokens = replay(
         "gemini/pydantic-ai__test_google__test_google_model_max_tokens.yaml",
         Compare::Body,
-    )
-    .await;
-    let last = outcomes[0].last();
-    assert_eq!(last.finish_reason, Some(adk_core::FinishReason::MaxTokens));
-    assert_eq!(last.error_code.as_deref(), Some("MAX_TOKENS"));
-}
-
-#[tokio::test]
-async fn native_output_json_schema() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        let last = outcomes[0].last();
+        assert_eq!(last.finish_reason, Some(adk_core::FinishReason::MaxTokens));
+        assert_eq!(last.error_code.as_deref(), Some("MAX_TOKENS"));
+    };
+    native_output_json_schema = replay(
         "gemini/pydantic-ai__test_google__test_google_native_output.yaml",
         Compare::Body,
-    )
-    .await;
-    let text = outcomes[0].last().content.as_ref().unwrap().text().unwrap();
-    assert_eq!(
-        serde_json::from_str::<Value>(&text).unwrap()["city"],
-        "Mexico City"
-    );
-    assert!(outcomes[0].last().avg_logprobs.is_some());
-}
-
-#[tokio::test]
-async fn tool_output_with_forced_calls() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        let text = common::content(&outcomes, 0).text().unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap()["city"],
+            "Mexico City"
+        );
+        assert!(outcomes[0].last().avg_logprobs.is_some());
+    };
+    tool_output_with_forced_calls = replay(
         "gemini/pydantic-ai__test_google__test_google_tool_output.yaml",
         Compare::Body,
-    )
-    .await;
-    let call = outcomes[1]
-        .last()
-        .content
-        .clone()
-        .unwrap()
-        .function_calls()
-        .next()
-        .unwrap()
-        .clone();
-    assert_eq!(call.name, "final_result");
-    assert_eq!(call.args["city"], "Mexico City");
-}
-
-#[tokio::test]
-async fn three_parallel_calls_and_round_trips() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        let call = common::content(&outcomes, 1)
+            .function_calls()
+            .next()
+            .unwrap()
+            .clone();
+        assert_eq!(call.name, "final_result");
+        assert_eq!(call.args["city"], "Mexico City");
+    };
+    three_parallel_calls_and_round_trips = replay(
         "gemini/pydantic-ai__test_google__test_google_instructions_only_with_tool_calls.yaml",
         Compare::Body,
-    )
-    .await;
-    assert_eq!(outcomes.len(), 5);
-    assert_eq!(
-        outcomes[0]
-            .last()
-            .content
-            .as_ref()
-            .unwrap()
-            .function_calls()
-            .count(),
-        3
-    );
-}
-
-#[tokio::test]
-async fn streamed_call_with_thought_signature() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        assert_eq!(outcomes.len(), 5);
+        assert_eq!(
+            common::content(&outcomes, 0)
+                .function_calls()
+                .count(),
+            3
+        );
+    };
+    streamed_call_with_thought_signature = replay(
         "gemini/pydantic-ai__test_google__test_google_streaming_tool_call_thought_signature.yaml",
         Compare::Body,
-    )
-    .await;
-    let content = outcomes[0].last().content.clone().unwrap();
-    assert!(
-        content.parts[0]
-            .thought_signature
-            .as_ref()
-            .is_some_and(|signature| signature.len() > 100)
-    );
-}
-
-#[tokio::test]
-async fn two_streamed_tool_rounds() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        let content = common::content(&outcomes, 0);
+        assert!(
+            content.parts[0]
+                .thought_signature
+                .as_ref()
+                .is_some_and(|signature| signature.len() > 100)
+        );
+    };
+    two_streamed_tool_rounds = replay(
         "gemini/pydantic-ai__test_google__test_google_model_iter_stream.yaml",
         Compare::Body,
-    )
-    .await;
-    assert_eq!(outcomes.len(), 3);
-    assert!(
-        outcomes[2]
-            .last()
-            .content
-            .as_ref()
-            .unwrap()
-            .text()
-            .unwrap()
-            .contains("Paris")
-    );
-}
-
-#[tokio::test]
-async fn thinking_parts_replayed_in_history() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        assert_eq!(outcomes.len(), 3);
+        assert!(
+            common::content(&outcomes, 2)
+                .text()
+                .unwrap()
+                .contains("Paris")
+        );
+    };
+    thinking_parts_replayed_in_history = replay(
         "gemini/pydantic-ai__test_google__test_google_model_thinking_part.yaml",
         Compare::Body,
-    )
-    .await;
-    let content = outcomes[0].last().content.clone().unwrap();
-    assert!(content.parts.iter().any(|part| part.thought));
-    assert!(
-        outcomes[0]
-            .last()
-            .usage_metadata
-            .unwrap()
-            .thoughts_token_count
-            .is_some()
-    );
-}
-
-#[tokio::test]
-async fn unknown_model_404() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        let content = common::content(&outcomes, 0);
+        assert!(content.parts.iter().any(|part| part.thought));
+        assert!(
+            outcomes[0]
+                .last()
+                .usage_metadata
+                .unwrap()
+                .thoughts_token_count
+                .is_some()
+        );
+    };
+    unknown_model_404 = replay(
         "gemini/pydantic-ai__test_model_name_suggestions__test_model_name_suggestion[google].yaml",
         Compare::Body,
-    )
-    .await;
-    let error = outcomes[0].model_error();
-    assert_eq!(
-        (error.status(), error.provider_status()),
-        (Some(404), Some("NOT_FOUND"))
-    );
-    assert!(
-        error.to_string().contains("check the model name"),
-        "{error}"
-    );
-}
-
-#[tokio::test]
-async fn tool_choice_required() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay("gemini/pydantic-ai__test_tool_choice_matrix__test_tool_choice_matrix[required-google].yaml", Compare::Body).await;
-    let content = outcomes[0].last().content.clone().unwrap();
-    assert_eq!(
-        content.function_calls().next().unwrap().args["city"],
-        "Paris"
-    );
-}
-
-#[tokio::test]
-async fn streaming_endpoint_404_is_plain_json() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        let error = outcomes[0].model_error();
+        assert_eq!(
+            (error.status(), error.provider_status()),
+            (Some(404), Some("NOT_FOUND"))
+        );
+        assert!(
+            error.to_string().contains("check the model name"),
+            "{error}"
+        );
+    };
+    tool_choice_required = replay(
+        "gemini/pydantic-ai__test_tool_choice_matrix__test_tool_choice_matrix[required-google].yaml",
+        Compare::Body,
+    ) => |outcomes| {
+        let content = common::content(&outcomes, 0);
+        assert_eq!(
+            content.function_calls().next().unwrap().args["city"],
+            "Paris"
+        );
+    };
+    streaming_endpoint_404_is_plain_json = replay(
         "gemini/rig__gemini_error_envelope__nonexistent_model_streaming_error_preserves_status_and_body.yaml",
         Compare::Body,
-    )
-    .await;
-    assert_eq!(outcomes[0].model_error().status(), Some(404));
-    assert!(outcomes[0].responses.is_empty());
-}
-
-#[tokio::test]
-async fn max_tokens_stream_reports_length() {
-    if !adk_test::shared_fixtures_present() {
-        return;
-    }
-    let outcomes = replay(
+    ) => |outcomes| {
+        assert_eq!(outcomes[0].model_error().status(), Some(404));
+        assert!(outcomes[0].responses.is_empty());
+    };
+    max_tokens_stream_reports_length = replay(
         "gemini/rig__gemini_stream_terminal_matrix__max_tokens_truncated_stream_still_reports_length.yaml",
         Compare::Body,
-    )
-    .await;
-    assert_eq!(
-        outcomes[0].last().finish_reason,
-        Some(adk_core::FinishReason::MaxTokens)
-    );
+    ) => |outcomes| {
+        assert_eq!(
+            outcomes[0].last().finish_reason,
+            Some(adk_core::FinishReason::MaxTokens)
+        );
+    };
 }
