@@ -114,7 +114,7 @@ impl Nginx {
         let binary = std::env::var("NGINX").unwrap_or_else(|_| "/usr/sbin/nginx".to_owned());
         assert!(
             std::path::Path::new(&binary).exists(),
-            "{binary} is missing: install Debian's nginx (apt-get install nginx-light), as .ci/run does"
+            "{binary} is missing: install Debian's nginx (apt-get install nginx), as .ci/run does"
         );
         let conf =
             adk_test::package_dir(env!("CARGO_MANIFEST_DIR")).join("../../deploy/nginx.conf");
