@@ -10,10 +10,9 @@ use std::sync::Arc;
 use adk_a2a::types::AgentCard;
 use adk_a2a::{A2aError, ClientConfig, RemoteA2aAgent};
 use adk_core::Content;
-use adk_flow::LlmAgent;
-use adk_test::{MockResponse, MockServer, ScriptedModel};
+use adk_test::{MockResponse, MockServer};
 use serde_json::json;
-use support::{payments_agent, run, run_until_error, runner, serve};
+use support::{local_app_with_remote_bank, run, run_until_error, runner};
 
 /// A card naming `url` as the agent's endpoint.
 fn card_at(url: &str) -> MockResponse {
@@ -143,21 +142,7 @@ async fn security_egress_errors_name_urls_without_secrets_and_quote_nothing_the_
 
 #[tokio::test(flavor = "multi_thread")]
 async fn security_egress_a_peer_cannot_raise_this_process_prompts_unless_allowed() {
-    let (payments, transfers) = payments_agent("payments");
-    let base_url = serve(runner("bank", payments)).await;
-    let model =
-        ScriptedModel::new("local").then_call("transfer_to_agent", json!({"agent_name": "bank"}));
-    let bank = RemoteA2aAgent::builder("bank")
-        .description("A bank.")
-        .card_url(&base_url)
-        .build()
-        .unwrap();
-    let root = LlmAgent::builder("root")
-        .model(Arc::new(model))
-        .sub_agent(Arc::new(bank))
-        .build()
-        .unwrap();
-    let local = runner("local_app", Arc::new(root));
+    let (local, transfers) = local_app_with_remote_bank(false).await;
 
     let paused = run(&local, "s-1", "Send 500 to Bob").await.unwrap();
     let calls: Vec<String> = paused

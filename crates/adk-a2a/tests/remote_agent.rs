@@ -17,7 +17,9 @@ use adk_runner::RunRequest;
 use adk_test::{MockResponse, MockServer, ScriptedModel};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
-use support::{free_port, payments_agent, run, run_until_error, runner, serve, texts_by};
+use support::{
+    free_port, local_app_with_remote_bank, run, run_until_error, runner, serve, texts_by,
+};
 
 /// How long anything may take before the test calls it a hang.
 const PATIENCE: Duration = Duration::from_secs(120);
@@ -64,23 +66,8 @@ async fn a_remote_agent_works_as_a_tool() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn input_required_is_answered_through_the_confirmation_flow() {
-    let (payments, transfers) = payments_agent("payments");
-    let base_url = serve(runner("bank", payments)).await;
-    let model =
-        ScriptedModel::new("local").then_call("transfer_to_agent", json!({"agent_name": "bank"}));
     // This bank is trusted to ask for confirmations in the local agent's name.
-    let bank = RemoteA2aAgent::builder("bank")
-        .description("A remote agent.")
-        .card_url(&base_url)
-        .allow_remote_prompts(true)
-        .build()
-        .unwrap();
-    let root = LlmAgent::builder("root")
-        .model(Arc::new(model))
-        .sub_agent(Arc::new(bank))
-        .build()
-        .unwrap();
-    let runner = runner("local_app", Arc::new(root));
+    let (runner, transfers) = local_app_with_remote_bank(true).await;
 
     let paused = run(&runner, "s-1", "Send 500 to Bob").await.unwrap();
     let request = paused

@@ -47,6 +47,9 @@ pub(crate) async fn serve(
         .context(LaunchErrorKind::Server, || {
             "cannot set up the A2A server".to_owned()
         })?;
+    // Listening for the signals before the banner: a signal sent as soon as it is seen stops the
+    // server gracefully.
+    let stop = shutdown_signal();
     eprintln!(
         "adk: serving {app_name} over A2A on {}, {}, at {url} (card at {}/.well-known/agent-card.json; \
          Ctrl-C stops)",
@@ -54,7 +57,7 @@ pub(crate) async fn serve(
         services.description,
         url.trim_end_matches('/'),
     );
-    adk_a2a::serve_listener(server, listener, shutdown_signal())
+    adk_a2a::serve_listener(server, listener, stop)
         .await
         .context(LaunchErrorKind::Server, || {
             "the A2A server stopped".to_owned()

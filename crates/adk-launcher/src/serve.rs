@@ -136,6 +136,9 @@ pub(crate) async fn serve(
     } else {
         "callers authenticated"
     };
+    // Listening for the signals before the banner: a signal sent as soon as it is seen stops the
+    // server gracefully.
+    let stop = shutdown_signal();
     eprintln!(
         "adk: serving {} on {}, {}, {who}, at {shown}{a2a} (Ctrl-C stops)",
         app_names.join(", "),
@@ -143,7 +146,7 @@ pub(crate) async fn serve(
         services.description
     );
     server
-        .serve(listener, shutdown_signal())
+        .serve(listener, stop)
         .await
         .context(LaunchErrorKind::Server, || "the server stopped".to_owned())?;
     eprintln!("adk: stopped");

@@ -427,25 +427,36 @@ impl ServerBuilder {
 }
 
 /// Completes on Ctrl-C (SIGINT) or SIGTERM: the usual shutdown trigger for [`Server::serve`].
-pub async fn shutdown_signal() {
-    let interrupt = async {
+///
+/// The signals are listened for from the call on, not from the first poll: call it before
+/// announcing the server, so that a signal sent as soon as the announcement is seen stops the
+/// server gracefully instead of killing the process. Call it inside a tokio runtime.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{Signal, SignalKind, signal};
+        async fn received(signal: std::io::Result<Signal>) {
+            match signal {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                // A signal that cannot be listened for never comes.
+                Err(_) => std::future::pending::<()>().await,
+            }
+        }
+        let interrupt = received(signal(SignalKind::interrupt()));
+        let terminate = received(signal(SignalKind::terminate()));
+        async move {
+            tokio::select! {
+                () = interrupt => {}
+                () = terminate => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
     }
 }
