@@ -126,6 +126,16 @@ impl TestServer {
     /// A server on `model` with `config`: app `weather`, whose root agent has the tools
     /// `get_weather`, `save_report` and `wait_forever`, on SQLite sessions created on first use.
     pub(crate) async fn start_with(model: ScriptedModel, config: ServerConfig) -> Self {
+        Self::start_serving(model, config, false).await
+    }
+
+    /// Like [`start_with`](Self::start_with), also serving the app over A2A when the `a2a` feature
+    /// is on.
+    pub(crate) async fn start_with_a2a(model: ScriptedModel, config: ServerConfig) -> Self {
+        Self::start_serving(model, config, true).await
+    }
+
+    async fn start_serving(model: ScriptedModel, config: ServerConfig, a2a: bool) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let sessions = SqliteSessionService::open(dir.path().join("sessions.db"))
             .await
@@ -157,12 +167,15 @@ impl TestServer {
             .memory_service(Arc::new(InMemoryMemoryService::new()))
             .build()
             .unwrap();
-        let server = Server::builder()
+        let builder = Server::builder()
             .app(runner.clone())
             .span_store(span_store())
-            .config(config)
-            .build()
-            .unwrap();
+            .config(config);
+        #[cfg(feature = "a2a")]
+        let builder = builder.a2a(a2a);
+        #[cfg(not(feature = "a2a"))]
+        let _ = a2a;
+        let server = builder.build().unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (shutdown, signal) = oneshot::channel::<()>();
