@@ -125,7 +125,7 @@ async fn the_local_model_needs_the_launcher() {
     let loader = AgentLoader::new().model_resolver(EnvModelResolver::from_vars::<&str, &str>([]));
     let error = load_error(&loader, fixture("models/local.yaml")).await;
     assert_eq!(error.kind(), ConfigErrorKind::Model);
-    expect!["tests/fixtures/models/local.yaml: the model `local` is not ready: the model `local` is started by the launcher (`adk run`, `adk web`), not by AgentLoader's default model resolver: load the config through the launcher, pass the loader a ModelResolver that serves `local`, or name a hosted model (`gemini-*` or `openai/<name>`)"]
+    expect!["tests/fixtures/models/local.yaml: the model `local` is not ready: the model `local` is started by the launcher (`adk run`, `adk web`), not by AgentLoader's default model resolver: load the config through the launcher, pass the loader a ModelResolver that serves `local`, or name a hosted model (`gemini-*`, `claude-*`, `openai/<name>`, ...)"]
         .assert_eq(&error.to_string());
 }
 

@@ -5,7 +5,9 @@
 //!
 //! Run with `cargo bench -p adk-session`; numbers go in `docs/sessions.md`.
 
-use std::sync::{Arc, LazyLock};
+mod support;
+
+use std::sync::Arc;
 
 use adk_core::{
     Content, CreateSessionRequest, Event, EventActions, GetSessionRequest, IdGen, InvocationId,
@@ -17,20 +19,13 @@ use divan::counter::ItemsCount;
 use serde_json::json;
 use sqlx::AssertSqlSafe;
 use sqlx::postgres::{PgConnectOptions, PgPool};
-use tokio::runtime::Runtime;
+
+use support::RUNTIME;
 
 /// Tasks that append concurrently, each to its own session, in the many-sessions benchmark.
 const WRITERS: usize = 4;
 /// Appends each writer makes per iteration of the many-sessions benchmark.
 const APPENDS_PER_WRITER: usize = 25;
-
-static RUNTIME: LazyLock<Runtime> = LazyLock::new(|| {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime")
-});
 
 fn main() {
     divan::main();

@@ -104,7 +104,7 @@ impl Error {
     }
 
     /// A value the storage cannot hold, met while doing `what`.
-    #[cfg(feature = "postgres")]
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn unstorable(what: impl std::fmt::Display, why: &str) -> Self {
         Self::new(
             ErrorKind::Unstorable,
@@ -141,7 +141,6 @@ impl Error {
     }
 
     /// Converts into the core error of a memory service, keeping `self` as the source.
-    #[cfg(feature = "sqlite")]
     pub(crate) fn into_memory(self) -> adk_core::Error {
         self.into_core(adk_core::ErrorKind::Memory)
     }

@@ -2,6 +2,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod artifact;
+mod boundary;
 mod error;
 mod in_memory;
 mod keywords;
@@ -14,11 +15,12 @@ mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-#[cfg(feature = "object-store")]
-pub use artifact::ObjectStoreArtifactService;
-pub use artifact::{FileArtifactService, InMemoryArtifactService};
+pub use artifact::{FileArtifactService, InMemoryArtifactService, ObjectStoreArtifactService};
 pub use error::{Error, ErrorKind};
 pub use in_memory::{InMemoryMemoryService, InMemorySessionService};
+/// The `object_store` crate this one is built with: its stores (`aws`, `gcp`, `azure` with the
+/// features `s3`, `gcs`, `azure`) are what [`ObjectStoreArtifactService`] takes.
+pub use object_store;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresSessionService;
 #[cfg(feature = "postgres")]

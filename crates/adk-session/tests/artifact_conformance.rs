@@ -227,54 +227,28 @@ async fn user_names_are_shared_by_the_users_sessions_only(service: &dyn Artifact
     save(service, &s1, "notes.txt", Part::text("s1 only")).await;
     save(service, &s2, "b.txt", Part::text("s2 only")).await;
 
-    assert_eq!(
-        service.list_artifact_keys(&s1).await.unwrap(),
-        ["notes.txt", "user:avatar.png"]
-    );
-    assert_eq!(
-        service.list_artifact_keys(&s2).await.unwrap(),
-        ["b.txt", "user:avatar.png"]
-    );
-    assert!(
-        service
-            .load_artifact(&s2, "user:avatar.png", None)
-            .await
-            .unwrap()
-            .is_some()
-    );
-    assert!(
-        service
-            .load_artifact(&s2, "notes.txt", None)
-            .await
-            .unwrap()
-            .is_none()
-    );
-    assert!(
-        service.list_artifact_keys(&bob).await.unwrap().is_empty(),
-        "bob sees nothing of ada's"
-    );
-    assert!(
-        service
-            .load_artifact(&bob, "user:avatar.png", None)
-            .await
-            .unwrap()
-            .is_none()
-    );
-    assert!(
-        service
-            .load_artifact(&bob, "notes.txt", None)
-            .await
-            .unwrap()
-            .is_none()
-    );
     let other_app = SessionKey::new("other", "ada", "s1");
-    assert!(
-        service
-            .list_artifact_keys(&other_app)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    for (session, keys) in [
+        (&s1, &["notes.txt", "user:avatar.png"][..]),
+        (&s2, &["b.txt", "user:avatar.png"]),
+        (&bob, &[]),
+        (&other_app, &[]),
+    ] {
+        assert_eq!(
+            service.list_artifact_keys(session).await.unwrap(),
+            keys,
+            "{session:?} sees its own and its user's"
+        );
+    }
+    for (session, name, visible) in [
+        (&s2, "user:avatar.png", true),
+        (&s2, "notes.txt", false),
+        (&bob, "user:avatar.png", false),
+        (&bob, "notes.txt", false),
+    ] {
+        let loaded = service.load_artifact(session, name, None).await.unwrap();
+        assert_eq!(loaded.is_some(), visible, "{name} from {session:?}");
+    }
     // A second save from another session is the next version of the shared file.
     assert_eq!(
         save(service, &s2, "user:avatar.png", Part::text("v1")).await,
@@ -288,20 +262,10 @@ async fn delete_removes_every_version(service: &dyn ArtifactService) {
     save(service, &s, "a.txt", Part::text("1")).await;
     save(service, &s, "keep.txt", Part::text("k")).await;
     service.delete_artifact(&s, "a.txt").await.unwrap();
-    assert!(
-        service
-            .load_artifact(&s, "a.txt", None)
-            .await
-            .unwrap()
-            .is_none()
-    );
-    assert!(
-        service
-            .load_artifact(&s, "a.txt", Some(0))
-            .await
-            .unwrap()
-            .is_none()
-    );
+    for version in [None, Some(0), Some(1)] {
+        let loaded = service.load_artifact(&s, "a.txt", version).await.unwrap();
+        assert!(loaded.is_none(), "version {version:?} is gone");
+    }
     assert!(service.list_versions(&s, "a.txt").await.unwrap().is_empty());
     assert_eq!(service.list_artifact_keys(&s).await.unwrap(), ["keep.txt"]);
     service
@@ -488,5 +452,92 @@ async fn large_and_unicode_artifacts_round_trip(service: &dyn ArtifactService) {
             "données 2026 ✓.bin",
             "user:報告書.pdf"
         ]
+    );
+}
+
+/// Where each service keeps a version on disk, as it always has: `FileArtifactService` names
+/// files exactly as the names given, `ObjectStoreArtifactService` as `object_store` path parts
+/// (percent-encoded where object stores advise against a character, and beyond ASCII). A version written by hand
+/// in that layout (as the file service before `object_store` wrote it) reads back.
+#[tokio::test]
+async fn files_are_named_as_they_always_were() {
+    let s = key("ada", "s1");
+    for (service, session_version, user_version) in [
+        (
+            "file",
+            "app/ada/sessions/s1/100% [draft] #1.txt/0",
+            "app/ada/user/報告書.pdf/0",
+        ),
+        (
+            "object_store",
+            "app/ada/sessions/s1/100%25 %5Bdraft%5D %231.txt/0",
+            "app/ada/user/%E5%A0%B1%E5%91%8A%E6%9B%B8.pdf/0",
+        ),
+    ] {
+        let sandbox = tempfile::tempdir().unwrap();
+        let root = sandbox.path().join("root");
+        let artifacts: Arc<dyn ArtifactService> = if service == "file" {
+            Arc::new(FileArtifactService::new(&root))
+        } else {
+            std::fs::create_dir(&root).unwrap();
+            let store = object_store::local::LocalFileSystem::new_with_prefix(&root).unwrap();
+            Arc::new(ObjectStoreArtifactService::new(Arc::new(store)))
+        };
+        save(
+            artifacts.as_ref(),
+            &s,
+            "100% [draft] #1.txt",
+            Part::text("x"),
+        )
+        .await;
+        save(artifacts.as_ref(), &s, "user:報告書.pdf", Part::text("y")).await;
+        for version in [session_version, user_version] {
+            for file in ["data", "meta.json"] {
+                let path = root.join(version).join(file);
+                assert!(path.is_file(), "{service}: {}", path.display());
+            }
+        }
+    }
+
+    // A version as the file service wrote it before, read by the one on `object_store`.
+    let sandbox = tempfile::tempdir().unwrap();
+    let version = sandbox.path().join("app/ada/sessions/s1/old notes.txt/0");
+    std::fs::create_dir_all(&version).unwrap();
+    std::fs::write(version.join("data"), b"").unwrap();
+    std::fs::write(
+        version.join("meta.json"),
+        r#"{"version":0,"mimeType":"text/plain","customMetadata":{"from":"before"},"createTime":1700000000.5,"part":{"text":"kept"}}"#,
+    )
+    .unwrap();
+    let artifacts = FileArtifactService::new(sandbox.path());
+    assert_eq!(
+        artifacts
+            .load_artifact(&s, "old notes.txt", None)
+            .await
+            .unwrap(),
+        Some(Part::text("kept"))
+    );
+    assert_eq!(
+        artifacts.list_artifact_keys(&s).await.unwrap(),
+        ["old notes.txt"]
+    );
+    let info = artifacts
+        .artifact_version(&s, "old notes.txt", Some(0))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        Value::Object(info.custom_metadata),
+        json!({"from": "before"})
+    );
+    assert_eq!(
+        info.canonical_uri,
+        Some(format!(
+            "file://{}",
+            std::fs::canonicalize(&version)
+                .unwrap()
+                .join("data")
+                .display()
+        ))
     );
 }

@@ -1,6 +1,8 @@
 //! Opening databases of every layout the session services meet: adk-rs's first layout (the sqlx
-//! migrations `0001` and `0002`, kept as fixtures) is upgraded with nothing lost, a database of
-//! ADK Python's legacy v0 schema is refused clearly, and PostgreSQL refuses U+0000 up front.
+//! migrations `0001` and `0002`, kept as fixtures) is upgraded with nothing lost, events holding
+//! U+0000 or the six characters `\u0000` included; PostgreSQL's version 1 of adk-rs's additions
+//! is upgraded; a database of ADK Python's legacy v0 schema is refused clearly. And PostgreSQL,
+//! whose `jsonb` cannot hold U+0000, stores it and the text `\u0000` safely.
 
 #[allow(dead_code)]
 #[path = "conformance/fixtures.rs"]
@@ -40,12 +42,18 @@ macro_rules! write_first_layout {
     }};
 }
 
-/// Two events as the first layout stored them: their wire JSON as text.
-fn legacy_events() -> [Event; 2] {
-    let mut first = Event::new(InvocationId::from("e-1"), "user").with_content(Content::user("hi"));
+/// The texts of the two legacy events: plain ones, and ones holding U+0000 and the six characters
+/// `\u0000` (both written `\u0000` in JSON text, once escaped: the upgrade must tell them apart).
+const PLAIN: [&str; 2] = ["hi", "hello"];
+const NUL_AND_ESCAPE: [&str; 2] = ["a \0 b", "c \\u0000 d \0"];
+
+/// Two events saying `texts` as the first layout stored them: their wire JSON as text.
+fn legacy_events(texts: [&str; 2]) -> [Event; 2] {
+    let mut first =
+        Event::new(InvocationId::from("e-1"), "user").with_content(Content::user(texts[0]));
     first.timestamp = 1_700_000_000.25;
     let mut second =
-        Event::new(InvocationId::from("e-1"), "agent").with_content(Content::model("hello"));
+        Event::new(InvocationId::from("e-1"), "agent").with_content(Content::model(texts[1]));
     second.timestamp = 1_700_000_001.5;
     second.actions.state_delta = json!({"mood": "glad", "app:n": 2, "user:name": "Ada"})
         .as_object()
@@ -104,11 +112,7 @@ async fn assert_upgraded(service: &dyn SessionService, events: &[Event; 2]) {
     );
     let third = Event::new(InvocationId::from("e-2"), "user").with_content(Content::user("more"));
     service.append_event(&mut session, third).await.unwrap();
-    let loaded = service
-        .get_session(GetSessionRequest::new(key))
-        .await
-        .unwrap()
-        .unwrap();
+    let loaded = load(service, key).await;
     assert_eq!(loaded.events.len(), 3);
     assert_eq!(loaded.revision, 3);
     let recreated = service
@@ -121,6 +125,15 @@ async fn assert_upgraded(service: &dyn SessionService, events: &[Event; 2]) {
     );
 }
 
+/// The session at `key`, which must exist.
+async fn load(service: &dyn SessionService, key: SessionKey) -> adk_core::Session {
+    service
+        .get_session(GetSessionRequest::new(key))
+        .await
+        .unwrap()
+        .expect("the session exists")
+}
+
 /// What ADK Python adds to a database of the first layout when it opens it (its metadata table
 /// with `schema_version` 1 and its events index), as the issue measured it doing.
 const PYTHON_OPENED: &str = "CREATE TABLE adk_internal_metadata (key VARCHAR(128) NOT NULL PRIMARY KEY, \
@@ -129,17 +142,22 @@ const PYTHON_OPENED: &str = "CREATE TABLE adk_internal_metadata (key VARCHAR(128
      CREATE INDEX idx_events_app_user_session_ts_id \
      ON events (app_name, user_id, session_id, timestamp DESC, id DESC);";
 
+/// The first layout's cases: as adk-rs left it or after ADK Python opened it, with plain events or
+/// events holding U+0000 and the text `\u0000`.
+const FIRST_LAYOUTS: [(bool, [&str; 2]); 3] =
+    [(false, PLAIN), (true, PLAIN), (false, NUL_AND_ESCAPE)];
+
 #[tokio::test]
 async fn sqlite_first_layout_is_upgraded_with_nothing_lost() {
-    for opened_by_python in [false, true] {
-        sqlite_first_layout_upgrade(opened_by_python).await;
+    for (opened_by_python, texts) in FIRST_LAYOUTS {
+        sqlite_first_layout_upgrade(opened_by_python, texts).await;
     }
 }
 
-async fn sqlite_first_layout_upgrade(opened_by_python: bool) {
+async fn sqlite_first_layout_upgrade(opened_by_python: bool, texts: [&str; 2]) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sessions.db");
-    let events = legacy_events();
+    let events = legacy_events(texts);
     let pool = SqlitePool::connect(&format!("sqlite://{}?mode=rwc", path.display()))
         .await
         .unwrap();
@@ -155,11 +173,7 @@ async fn sqlite_first_layout_upgrade(opened_by_python: bool) {
 
     // Opening again finds the current layout and changes nothing.
     let service = SqliteSessionService::open(&path).await.unwrap();
-    let session = service
-        .get_session(GetSessionRequest::new(SessionKey::new("app", "ada", "s")))
-        .await
-        .unwrap()
-        .unwrap();
+    let session = load(&service, SessionKey::new("app", "ada", "s")).await;
     assert_eq!(session.revision, 3);
     service.close().await;
     let pool = SqlitePool::connect(&format!("sqlite://{}", path.display()))
@@ -211,16 +225,20 @@ async fn sqlite_adk_python_v0_is_refused_with_what_to_do() {
 
 #[tokio::test]
 async fn postgres_first_layout_is_upgraded_with_nothing_lost() {
-    for opened_by_python in [false, true] {
-        postgres_first_layout_upgrade(opened_by_python).await;
+    // Asked once, so that a run without PostgreSQL reports this test skipped once.
+    if fixtures::postgres_url().is_none() {
+        return;
+    }
+    for (opened_by_python, texts) in FIRST_LAYOUTS {
+        postgres_first_layout_upgrade(opened_by_python, texts).await;
     }
 }
 
-async fn postgres_first_layout_upgrade(opened_by_python: bool) {
+async fn postgres_first_layout_upgrade(opened_by_python: bool, texts: [&str; 2]) {
     let Some((admin, options, schema)) = fixtures::fresh_schema("adk_legacy").await else {
         return;
     };
-    let events = legacy_events();
+    let events = legacy_events(texts);
     let pool = PgPool::connect_with(options.clone()).await.unwrap();
     write_first_layout!(&pool, "postgres", &events);
     if opened_by_python {
@@ -233,38 +251,186 @@ async fn postgres_first_layout_upgrade(opened_by_python: bool) {
     assert_upgraded(&service, &events).await;
     service.close().await;
     let again = PostgresSessionService::connect_with(options).await.unwrap();
-    let session = again
-        .get_session(GetSessionRequest::new(SessionKey::new("app", "ada", "s")))
-        .await
-        .unwrap()
-        .unwrap();
+    let session = load(&again, SessionKey::new("app", "ada", "s")).await;
     assert_eq!(session.revision, 3);
     again.close().await;
     fixtures::drop_schema(admin, &schema).await;
 }
 
+/// An event holding U+0000, the six characters `\u0000`, and both; state holding both.
+fn nul_event() -> Event {
+    let content = Content::model("nul \0, text \\u0000, escaped nul \\\0, end")
+        .with_part(adk_core::Part::text("\0\0\\u0000\0"));
+    let mut actions = adk_core::EventActions::default();
+    actions.state_delta = json!({
+        "text": "\\u0000", "nul": "a\0b", "app:text": "\\u0000", "user:nul": "\0"
+    })
+    .as_object()
+    .unwrap()
+    .clone();
+    Event::new(InvocationId::from("e-1"), "agent")
+        .with_content(content)
+        .with_actions(actions)
+}
+
+/// A PostgreSQL service in a fresh schema named `{prefix}_{pid}`, its admin pool and the schema.
+async fn postgres(prefix: &str) -> Option<(PostgresSessionService, PgPool, String)> {
+    let (admin, options, schema) = fixtures::fresh_schema(prefix).await?;
+    let service = PostgresSessionService::connect_with(options).await.unwrap();
+    Some((service, admin, schema))
+}
+
+/// What ADK Python reads of the last event's first text part: `event_data`, the `jsonb` copy.
+async fn python_view_of_text(admin: &PgPool, schema: &str) -> String {
+    sqlx::query_scalar(AssertSqlSafe(format!(
+        "SELECT event_data #>> '{{content,parts,0,text}}' FROM {schema}.events ORDER BY seq DESC LIMIT 1"
+    )))
+    .fetch_one(admin)
+    .await
+    .unwrap()
+}
+
 #[tokio::test]
-async fn postgres_refuses_u0000_in_an_event_and_writes_nothing() {
-    let Some((admin, options, schema)) = fixtures::fresh_schema("adk_nul").await else {
+async fn postgres_stores_u0000_safely() {
+    let Some((service, admin, schema)) = postgres("adk_nul").await else {
         return;
     };
-    let service = PostgresSessionService::connect_with(options).await.unwrap();
+    let mut session = service
+        .create_session(
+            adk_core::CreateSessionRequest::new("app", "ada")
+                .with_state(json!({"made": "\\u0000 \0"}).as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    let stored = service
+        .append_event(&mut session, nul_event())
+        .await
+        .unwrap();
+    let loaded = load(&service, session.key()).await;
+    assert_eq!(
+        loaded.events,
+        [stored],
+        "adk-rs reads the event back exactly"
+    );
+    assert_eq!(loaded.revision, 1);
+    // `jsonb` state cannot hold U+0000: it is stored as U+FFFD; the text `\u0000` is kept.
+    assert_eq!(
+        Value::Object(loaded.state),
+        json!({
+            "made": "\\u0000 \u{fffd}", "text": "\\u0000", "nul": "a\u{fffd}b",
+            "app:text": "\\u0000", "user:nul": "\u{fffd}"
+        })
+    );
+    assert_eq!(
+        python_view_of_text(&admin, &schema).await,
+        "nul \u{fffd}, text \\u0000, escaped nul \\\u{fffd}, end",
+        "ADK Python reads a valid event, U+FFFD in place of U+0000"
+    );
+
+    service.close().await;
+    fixtures::drop_schema(admin, &schema).await;
+}
+
+/// The six characters `\u0000` (no U+0000 anywhere) are text like any other: stored as they are,
+/// for ADK Python too, in events and state.
+#[tokio::test]
+async fn postgres_accepts_the_text_backslash_u0000() {
+    let Some((service, admin, schema)) = postgres("adk_escape").await else {
+        return;
+    };
     let mut session = service
         .create_session(adk_core::CreateSessionRequest::new("app", "ada"))
         .await
         .unwrap();
-    let event =
-        Event::new(InvocationId::from("e-1"), "user").with_content(Content::user("a \u{0000} b"));
-    let error = service.append_event(&mut session, event).await.unwrap_err();
+    let mut text = Event::new(InvocationId::from("e-1"), "agent")
+        .with_content(Content::model("\\u0000 and \\\\u0000"));
+    text.actions.state_delta = json!({"text": "\\u0000", "user:text": "a\\u0000b"})
+        .as_object()
+        .unwrap()
+        .clone();
+    let stored = service.append_event(&mut session, text).await.unwrap();
+    assert_eq!(
+        python_view_of_text(&admin, &schema).await,
+        "\\u0000 and \\\\u0000"
+    );
+    let loaded = load(&service, session.key()).await;
+    assert_eq!(loaded.events, [stored]);
+    assert_eq!(
+        Value::Object(loaded.state),
+        json!({"text": "\\u0000", "user:text": "a\\u0000b"})
+    );
+    service.close().await;
+    fixtures::drop_schema(admin, &schema).await;
+}
+
+#[tokio::test]
+async fn postgres_refuses_u0000_in_ids_and_writes_nothing() {
+    let Some((service, admin, schema)) = postgres("adk_nul_ids").await else {
+        return;
+    };
+    let error = service
+        .create_session(adk_core::CreateSessionRequest::new("app", "a\0da"))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
     assert!(error.to_string().contains("U+0000"), "{error}");
-    let loaded = service
-        .get_session(GetSessionRequest::new(session.key()))
+    let mut session = service
+        .create_session(adk_core::CreateSessionRequest::new("app", "ada"))
         .await
-        .unwrap()
         .unwrap();
+    let mut event = Event::new(InvocationId::from("e-\0"), "agent");
+    event.response.content = Some(Content::model("hi"));
+    let error = service.append_event(&mut session, event).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
+    let loaded = load(&service, session.key()).await;
     assert!(loaded.events.is_empty());
     assert_eq!(loaded.revision, 0);
+    service.close().await;
+    fixtures::drop_schema(admin, &schema).await;
+}
+
+/// A database at version 1 of adk-rs's additions (which refused U+0000) is upgraded when a
+/// service connects, and then stores U+0000.
+#[tokio::test]
+async fn postgres_version_1_is_upgraded() {
+    let Some((admin, options, schema)) = fixtures::fresh_schema("adk_v1").await else {
+        return;
+    };
+    let service = PostgresSessionService::connect_with(options.clone())
+        .await
+        .unwrap();
+    let mut session = service
+        .create_session(adk_core::CreateSessionRequest::new("app", "ada"))
+        .await
+        .unwrap();
+    let first = Event::new(InvocationId::from("e-1"), "user").with_content(Content::user("hi"));
+    let first = service.append_event(&mut session, first).await.unwrap();
+    service.close().await;
+    // Back to version 1: what version 2 added taken away.
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "SET search_path TO {schema}; \
+         ALTER TABLE events DROP COLUMN exact_event_data; \
+         DROP FUNCTION adk_exact_json(text); DROP FUNCTION adk_jsonb_text(text); \
+         UPDATE adk_internal_metadata SET value = '1' WHERE key = 'adk_rs_schema_version'"
+    )))
+    .execute(&admin)
+    .await
+    .unwrap();
+
+    let service = PostgresSessionService::connect_with(options).await.unwrap();
+    let stored = service
+        .append_event(&mut session, nul_event())
+        .await
+        .unwrap();
+    let loaded = load(&service, session.key()).await;
+    assert_eq!(loaded.events, [first, stored]);
+    let version: String = sqlx::query_scalar(AssertSqlSafe(format!(
+        "SELECT value FROM {schema}.adk_internal_metadata WHERE key = 'adk_rs_schema_version'"
+    )))
+    .fetch_one(&admin)
+    .await
+    .unwrap();
+    assert_eq!(version, "2");
     service.close().await;
     fixtures::drop_schema(admin, &schema).await;
 }

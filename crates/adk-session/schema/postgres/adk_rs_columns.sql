@@ -1,6 +1,7 @@
 -- What adk-rs adds to ADK Python's tables: a session's revision (how many events were appended
--- to it) and each event's position in its session. ADK Python never reads these columns and
--- never names them in its writes, so it keeps working on the same database.
+-- to it), each event's position in its session, and the exact text of an event whose jsonb copy
+-- may differ from it (see `adk_rs_text.sql`). ADK Python never reads these columns and never
+-- names them in its writes, so it keeps working on the same database.
 --
 -- Events ADK Python stored before are numbered in the order ADK Python reads them back
 -- (timestamp, then id), and each session's revision is its number of events.
@@ -8,6 +9,8 @@
 ALTER TABLE sessions ADD COLUMN revision BIGINT NOT NULL DEFAULT 0;
 
 ALTER TABLE events ADD COLUMN seq BIGINT;
+
+ALTER TABLE events ADD COLUMN exact_event_data TEXT;
 
 UPDATE events SET seq = numbered.n
 FROM (

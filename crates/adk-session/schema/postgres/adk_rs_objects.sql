@@ -32,4 +32,4 @@ CREATE TABLE IF NOT EXISTS deleted_sessions (
     PRIMARY KEY (app_name, user_id, id)
 );
 
-INSERT INTO adk_internal_metadata (key, value) VALUES ('adk_rs_schema_version', '1');
+INSERT INTO adk_internal_metadata (key, value) VALUES ('adk_rs_schema_version', '2');

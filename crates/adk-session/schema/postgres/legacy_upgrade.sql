@@ -25,13 +25,19 @@ ALTER TABLE user_states
     ALTER COLUMN update_time TYPE TIMESTAMP WITHOUT TIME ZONE
         USING to_timestamp(update_time) AT TIME ZONE 'UTC';
 
+-- An event holding U+0000 (which jsonb cannot hold) keeps its exact text beside its jsonb copy
+-- (`adk_rs_text.sql`, which runs first), as adk-rs stores such events now.
+ALTER TABLE events ADD COLUMN exact_event_data TEXT;
+UPDATE events SET exact_event_data = adk_exact_json(event_data)
+WHERE adk_exact_json(event_data) IS NOT NULL;
+
 ALTER TABLE events DROP CONSTRAINT events_pkey;
 ALTER TABLE events
     DROP COLUMN author,
     ALTER COLUMN seq DROP NOT NULL,
     ALTER COLUMN timestamp TYPE TIMESTAMP WITHOUT TIME ZONE
         USING to_timestamp("timestamp") AT TIME ZONE 'UTC',
-    ALTER COLUMN event_data TYPE JSONB USING event_data::jsonb,
+    ALTER COLUMN event_data TYPE JSONB USING adk_jsonb_text(event_data)::jsonb,
     ALTER COLUMN event_data DROP NOT NULL;
 ALTER TABLE events ADD PRIMARY KEY (id, app_name, user_id, session_id);
 

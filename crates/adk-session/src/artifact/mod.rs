@@ -1,13 +1,14 @@
-//! Artifact services: versioned files of sessions, and of users for `user:` names.
+//! Artifact services: versioned files of sessions, and of users for `user:` names. One
+//! implementation ([`store::ArtifactStore`], over `object_store`) behind three services: in
+//! memory, in a local directory, and in any object store.
 
-mod fs;
+mod file;
 mod memory;
-#[cfg(feature = "object-store")]
 mod object_store;
 mod record;
-mod validate;
+pub(crate) mod store;
+pub(crate) mod validate;
 
-pub use fs::FileArtifactService;
+pub use file::FileArtifactService;
 pub use memory::InMemoryArtifactService;
-#[cfg(feature = "object-store")]
 pub use object_store::ObjectStoreArtifactService;

@@ -169,7 +169,9 @@ mod tests {
     }
 
     mod properties {
-        //! Whatever name passes is one plain path component; no input makes validation panic.
+        //! Names valid by construction pass and are one plain path component each; names made
+        //! invalid by construction (one forbidden piece put into a valid name, or an empty, dot
+        //! or overlong name) are refused, in any position. Every case asserts.
 
         use std::path::{Component, Path};
 
@@ -178,51 +180,113 @@ mod tests {
         use super::*;
 
         /// Cases per property.
-        const CASES: u32 = 4096;
+        const CASES: u32 = 2048;
 
-        /// Names close to the dangerous ones as well as anything at all.
-        fn name() -> impl Strategy<Value = String> {
+        /// A valid name: pieces that no concatenation can turn into a separator, ':', a control
+        /// character or a percent-encoded separator, dot or NUL (`%` is always followed by a
+        /// character that is not a hex digit). At most 40 pieces of at most 6 bytes: under the
+        /// 255-byte limit. A name of dots alone (`.`, `..`) gets a letter in front.
+        fn valid_name() -> impl Strategy<Value = String> {
+            prop::collection::vec(
+                prop::sample::select(vec![
+                    "a", "Z", "0", "9", "-", "_", ".", "..", " ", "%z", "% ", "%%z", "é", "報",
+                    "🎉", "(", ")", "'", "user", "2f", "%g0", "~", "#1",
+                ]),
+                1..40,
+            )
+            .prop_map(|pieces| {
+                let name = pieces.concat();
+                if name.chars().all(|c| c == '.') && name.len() <= 2 {
+                    format!("a{name}")
+                } else {
+                    name
+                }
+            })
+        }
+
+        /// What makes a name invalid, put into a valid one at `at` (a char boundary is found).
+        fn invalid_name() -> impl Strategy<Value = String> {
+            let forbidden = prop::sample::select(vec![
+                "/", "\\", ":", "\0", "\n", "\u{7f}", "\u{85}", "%2f", "%2F", "%5c", "%5C", "%2e",
+                "%2E", "%00", "../", "..\\",
+            ]);
             prop_oneof![
-                ".{0,300}",
-                "(user:)?[a-zA-Z0-9._%:/\\\\-]{0,20}",
-                prop::collection::vec(
-                    prop::sample::select(vec![
-                        "..", ".", "/", "\\", "%2e", "%2F", "%5c", "%00", "\0", "user:", ":", "a",
-                        "é", "報", " ", "\n",
-                    ]),
-                    0..8,
-                )
-                .prop_map(|pieces| pieces.concat()),
+                4 => (valid_name(), forbidden, any::<prop::sample::Index>()).prop_map(
+                    |(name, piece, at)| {
+                        let mut at = at.index(name.len() + 1);
+                        while !name.is_char_boundary(at) {
+                            at -= 1;
+                        }
+                        format!("{}{piece}{}", &name[..at], &name[at..])
+                    }
+                ),
+                1 => prop::sample::select(vec![String::new(), ".".into(), "..".into()]),
+                1 => (valid_name(), 256usize..400).prop_map(|(name, len)| {
+                    name.chars().cycle().take(len).collect::<String>()
+                }).prop_filter("longer than 255 bytes", |name| name.len() > MAX_LEN),
             ]
+        }
+
+        /// Asserts that `component` is one plain path component.
+        fn assert_plain(component: &str) -> Result<(), TestCaseError> {
+            let mut components = Path::new(component).components();
+            prop_assert!(
+                matches!(components.next(), Some(Component::Normal(_))),
+                "{component:?}"
+            );
+            prop_assert!(components.next().is_none(), "{component:?}");
+            prop_assert!(!component.contains(['/', '\\', ':', '\0']), "{component:?}");
+            prop_assert!(component.len() <= MAX_LEN);
+            let lower = component.to_ascii_lowercase();
+            prop_assert!(!ENCODED.iter().any(|encoded| lower.contains(encoded)));
+            Ok(())
         }
 
         proptest! {
             #![proptest_config(ProptestConfig::with_cases(CASES))]
 
             #[test]
-            fn accepted_names_are_one_plain_path_component(
-                filename in name(),
-                app in name(),
-                user in name(),
-                session in name(),
+            fn valid_names_pass_as_one_plain_path_component_each(
+                app in valid_name(),
+                user in valid_name(),
+                session in valid_name(),
+                name in valid_name(),
+                shared in any::<bool>(),
             ) {
+                let filename = if shared { format!("{USER_PREFIX}{name}") } else { name.clone() };
                 let key = SessionKey::new(app, user, session.as_str());
-                let Ok(path) = artifact_path(&key, &filename) else {
-                    return Ok(());
-                };
+                let path = artifact_path(&key, &filename)
+                    .map_err(|error| TestCaseError::fail(format!("{filename:?}: {error}")))?;
                 for component in [&path.app, &path.user, &path.name, &session] {
-                    let mut components = Path::new(component.as_str()).components();
-                    prop_assert!(
-                        matches!(components.next(), Some(Component::Normal(_))),
-                        "{component:?}"
-                    );
-                    prop_assert!(components.next().is_none(), "{component:?}");
-                    prop_assert!(!component.contains(['/', '\\', ':', '\0']), "{component:?}");
-                    prop_assert!(component.len() <= MAX_LEN);
-                    let lower = component.to_ascii_lowercase();
-                    prop_assert!(!ENCODED.iter().any(|encoded| lower.contains(encoded)));
+                    assert_plain(component)?;
                 }
+                prop_assert_eq!(&path.name, &name);
+                prop_assert_eq!(path.owner == Owner::User, shared);
                 prop_assert_eq!(path.filename(), filename);
+            }
+
+            #[test]
+            fn invalid_names_are_refused_in_every_position(
+                bad in invalid_name(),
+                valid in valid_name(),
+                position in 0..4usize,
+                shared in any::<bool>(),
+            ) {
+                let mut parts = [valid.clone(), valid.clone(), valid.clone(), valid];
+                parts[position] = bad.clone();
+                let [app, user, session, name] = parts;
+                // A file name that starts with `user:` names the user's file after the prefix:
+                // the bad part is always what follows it.
+                let filename = if shared || name.starts_with(USER_PREFIX) {
+                    format!("{USER_PREFIX}{name}")
+                } else {
+                    name
+                };
+                let key = SessionKey::new(app, user, session);
+                let error = artifact_path(&key, &filename)
+                    .err()
+                    .ok_or_else(|| TestCaseError::fail(format!("{bad:?} was accepted")))?;
+                prop_assert_eq!(error.kind(), ErrorKind::InvalidName);
             }
         }
     }

@@ -2,10 +2,10 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use adk_core::{MemoryEntry, MemoryService, SearchMemoryResponse, Session};
-use async_trait::async_trait;
+use adk_core::{MemoryEntry, Session};
 use parking_lot::Mutex;
 
+use crate::error::Result;
 use crate::keywords::{content_text, words};
 
 /// Memories kept in memory: every event with text of the sessions added, found by the words of a
@@ -33,9 +33,9 @@ impl InMemoryMemoryService {
     }
 }
 
-#[async_trait]
-impl MemoryService for InMemoryMemoryService {
-    async fn add_session_to_memory(&self, session: &Session) -> adk_core::Result<()> {
+// The methods are `async` to fit the trait boundary (`boundary::memory_service!`); none awaits.
+impl InMemoryMemoryService {
+    async fn add(&self, session: &Session) -> Result<()> {
         let remembered: Vec<Remembered> = session
             .events
             .iter()
@@ -57,16 +57,11 @@ impl MemoryService for InMemoryMemoryService {
         Ok(())
     }
 
-    async fn search_memory(
-        &self,
-        app_name: &str,
-        user_id: &str,
-        query: &str,
-    ) -> adk_core::Result<SearchMemoryResponse> {
+    async fn search(&self, app_name: &str, user_id: &str, query: &str) -> Result<Vec<MemoryEntry>> {
         let query = words(query);
         let memories = self.memories.lock();
         let Some(sessions) = memories.get(&(app_name.to_owned(), user_id.to_owned())) else {
-            return Ok(SearchMemoryResponse::default());
+            return Ok(Vec::new());
         };
         let mut hits: Vec<(usize, &Remembered)> = sessions
             .values()
@@ -84,10 +79,11 @@ impl MemoryService for InMemoryMemoryService {
                     .total_cmp(&a.entry.timestamp.unwrap_or_default()),
             )
         });
-        Ok(SearchMemoryResponse::new(
-            hits.into_iter()
-                .map(|(_, remembered)| remembered.entry.clone())
-                .collect(),
-        ))
+        Ok(hits
+            .into_iter()
+            .map(|(_, remembered)| remembered.entry.clone())
+            .collect())
     }
 }
+
+crate::boundary::memory_service!(InMemoryMemoryService);

@@ -4,13 +4,12 @@ use std::collections::HashMap;
 
 use adk_core::{
     CreateSessionRequest, Event, GetSessionRequest, IdGen, ScopedState, Session, SessionKey,
-    SessionService, UuidIdGen,
+    UuidIdGen,
 };
-use async_trait::async_trait;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::scoped::{apply_delta, merged_state, now, split_delta, stored_event};
 
 /// Sessions kept in memory, lost when the process ends. Follows the same rules as the database
@@ -100,14 +99,15 @@ fn select_events(events: &[Event], request: &GetSessionRequest) -> Vec<Event> {
     selected.into_iter().skip(skip).cloned().collect()
 }
 
-#[async_trait]
-impl SessionService for InMemorySessionService {
-    async fn create_session(&self, request: CreateSessionRequest) -> adk_core::Result<Session> {
+// The methods are `async` to fit the trait boundary (`boundary::session_service!`); none awaits.
+impl InMemorySessionService {
+    /// Creates a session, applying its initial state to every scope.
+    async fn create(&self, request: CreateSessionRequest) -> Result<Session> {
         let session_id = request.session_id.unwrap_or_else(|| UuidIdGen.session_id());
         let key = SessionKey::new(request.app_name, request.user_id, session_id);
         let mut store = self.store.lock();
         if store.sessions.contains_key(&key) {
-            return Err(Error::already_exists(&key).into_session());
+            return Err(Error::already_exists(&key));
         }
         let mut scoped = ScopedState::split(&request.state);
         store.apply_shared(&key, &mut scoped);
@@ -122,7 +122,8 @@ impl SessionService for InMemorySessionService {
         Ok(session)
     }
 
-    async fn get_session(&self, request: GetSessionRequest) -> adk_core::Result<Option<Session>> {
+    /// A copy of a session with the events `request` selects.
+    async fn get(&self, request: GetSessionRequest) -> Result<Option<Session>> {
         let store = self.store.lock();
         Ok(store.sessions.get(&request.key).map(|stored| {
             let events = select_events(&stored.events, &request);
@@ -130,7 +131,8 @@ impl SessionService for InMemorySessionService {
         }))
     }
 
-    async fn list_sessions(&self, app_name: &str, user_id: &str) -> adk_core::Result<Vec<Session>> {
+    /// The sessions of a user in an app, without their events.
+    async fn list(&self, app_name: &str, user_id: &str) -> Result<Vec<Session>> {
         let store = self.store.lock();
         let mut sessions: Vec<Session> = store
             .sessions
@@ -142,7 +144,8 @@ impl SessionService for InMemorySessionService {
         Ok(sessions)
     }
 
-    async fn delete_session(&self, key: &SessionKey) -> adk_core::Result<()> {
+    /// Deletes a session, remembering its last revision.
+    async fn delete(&self, key: &SessionKey) -> Result<()> {
         let mut store = self.store.lock();
         if let Some(gone) = store.sessions.remove(key) {
             let last = store.deleted.entry(key.clone()).or_default();
@@ -151,20 +154,16 @@ impl SessionService for InMemorySessionService {
         Ok(())
     }
 
-    async fn persist_event(
-        &self,
-        key: &SessionKey,
-        revision: u64,
-        event: &Event,
-    ) -> adk_core::Result<u64> {
+    /// Appends `event` if the session is still at `revision`; returns the new revision.
+    async fn persist(&self, key: &SessionKey, revision: u64, event: &Event) -> Result<u64> {
         let stored_event = stored_event(event).into_owned();
         let mut scoped = split_delta(&stored_event);
         let mut store = self.store.lock();
         let Some(stored) = store.sessions.get(key) else {
-            return Err(Error::not_found(key).into_session());
+            return Err(Error::not_found(key));
         };
         if stored.revision != revision {
-            return Err(Error::stale(key, revision, stored.revision).into_session());
+            return Err(Error::stale(key, revision, stored.revision));
         }
         store.apply_shared(key, &mut scoped);
         let stored = store
@@ -178,3 +177,5 @@ impl SessionService for InMemorySessionService {
         Ok(stored.revision)
     }
 }
+
+crate::boundary::session_service!(InMemorySessionService);

@@ -1,6 +1,6 @@
-//! PostgreSQL backend through sqlx.
+//! PostgreSQL backend through sqlx: the session store's dialect and its service.
 
-mod schema;
+mod dialect;
 mod session;
 
 pub use session::PostgresSessionService;

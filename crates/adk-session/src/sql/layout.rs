@@ -2,14 +2,12 @@
 //!
 //! adk-rs stores sessions in ADK Python's v1 tables (`adk_internal_metadata` with
 //! `schema_version` 1), adding a session revision and an event position that ADK Python never
-//! reads. Opening recognises four layouts and brings each to that one.
+//! reads. Opening recognises five layouts and brings each to that one.
 
 use crate::error::{Error, ErrorKind, Result};
 
 /// The key of `adk_internal_metadata` naming the version of adk-rs's additions.
 pub(crate) const ADK_RS_VERSION_KEY: &str = "adk_rs_schema_version";
-/// The version of adk-rs's additions this build writes.
-pub(crate) const ADK_RS_VERSION: &str = "1";
 /// The key of `adk_internal_metadata` naming ADK Python's schema version.
 pub(crate) const PYTHON_VERSION_KEY: &str = "schema_version";
 /// ADK Python's schema version adk-rs reads and writes.
@@ -39,6 +37,8 @@ pub(crate) enum Plan {
     Adopt,
     /// Upgrade adk-rs's first layout (the sqlx migrations `0001` and `0002`).
     UpgradeLegacy,
+    /// Bring adk-rs's additions from an older version (this one) to the current one.
+    Upgrade(u32),
 }
 
 impl Found {
@@ -49,8 +49,9 @@ impl Found {
         self.adk_rs_version = adk_rs;
     }
 
-    /// The plan for this database, or why it cannot be opened.
-    pub(crate) fn plan(&self) -> Result<Plan> {
+    /// The plan for this database, whose current version of adk-rs's additions is `current`, or
+    /// why it cannot be opened.
+    pub(crate) fn plan(&self, current: u32) -> Result<Plan> {
         // ADK Python opening a database of the first layout adds its metadata table (and an
         // index) to it: `_sqlx_migrations` without adk-rs's version still means the first layout.
         if self.sqlx_migrations && self.adk_rs_version.is_none() {
@@ -67,11 +68,14 @@ impl Found {
                  Python's `adk migrate session` first",
             )),
             (Some(PYTHON_VERSION), None) => Ok(Plan::Adopt),
-            (Some(PYTHON_VERSION), Some(ADK_RS_VERSION)) => Ok(Plan::Ready),
-            (Some(PYTHON_VERSION), Some(other)) => Err(unsupported(&format!(
-                "its adk-rs additions are at version {other}, newer than this build's \
-                 {ADK_RS_VERSION}; use a newer adk-rs"
-            ))),
+            (Some(PYTHON_VERSION), Some(found)) => match found.parse::<u32>() {
+                Ok(found) if found == current => Ok(Plan::Ready),
+                Ok(found) if (1..current).contains(&found) => Ok(Plan::Upgrade(found)),
+                _ => Err(unsupported(&format!(
+                    "its adk-rs additions are at version {found}, which this build (version \
+                     {current}) does not know; use a newer adk-rs"
+                ))),
+            },
             (Some(other), _) => Err(unsupported(&format!(
                 "ADK Python's schema version is {other}; adk-rs reads version {PYTHON_VERSION}"
             ))),
@@ -102,35 +106,30 @@ mod tests {
 
     #[test]
     fn every_layout_has_its_plan() {
-        assert_eq!(
-            found(false, false, None, None).plan().unwrap(),
-            Plan::Create
-        );
-        assert_eq!(
-            found(true, true, None, None).plan().unwrap(),
-            Plan::UpgradeLegacy
-        );
-        assert_eq!(
-            found(true, false, Some("1"), None).plan().unwrap(),
-            Plan::Adopt
-        );
-        assert_eq!(
-            found(true, false, Some("1"), Some("1")).plan().unwrap(),
-            Plan::Ready
-        );
+        for (found, plan) in [
+            (found(false, false, None, None), Plan::Create),
+            (found(true, true, None, None), Plan::UpgradeLegacy),
+            (found(true, true, Some("1"), None), Plan::UpgradeLegacy),
+            (found(true, false, Some("1"), None), Plan::Adopt),
+            (found(true, false, Some("1"), Some("1")), Plan::Upgrade(1)),
+            (found(true, false, Some("1"), Some("2")), Plan::Ready),
+        ] {
+            assert_eq!(found.plan(2).unwrap(), plan, "{found:?}");
+        }
     }
 
     #[test]
     fn unknown_layouts_are_refused_with_a_reason() {
-        let v0 = found(true, false, None, None).plan().unwrap_err();
-        assert_eq!(v0.kind(), ErrorKind::Corrupt);
-        assert!(v0.to_string().contains("adk migrate session"), "{v0}");
-        let newer = found(true, false, Some("1"), Some("2")).plan().unwrap_err();
-        assert!(newer.to_string().contains("newer adk-rs"), "{newer}");
-        let python = found(true, false, Some("2"), None).plan().unwrap_err();
-        assert!(
-            python.to_string().contains("schema version is 2"),
-            "{python}"
-        );
+        for (found, reason) in [
+            (found(true, false, None, None), "adk migrate session"),
+            (found(true, false, Some("1"), Some("3")), "newer adk-rs"),
+            (found(true, false, Some("1"), Some("0")), "newer adk-rs"),
+            (found(true, false, Some("1"), Some("x")), "newer adk-rs"),
+            (found(true, false, Some("2"), None), "schema version is 2"),
+        ] {
+            let error = found.plan(2).unwrap_err();
+            assert_eq!(error.kind(), ErrorKind::Corrupt);
+            assert!(error.to_string().contains(reason), "{error}");
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! What the SQL backends share: which events a request selects, and reading rows back.
+//! The SQL session store: one store ([`store::SqlStore`]) over a [`dialect::Dialect`] per
+//! database, which events a request selects, and reading rows back.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -8,7 +9,9 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+pub(crate) mod dialect;
 pub(crate) mod layout;
+pub(crate) mod store;
 
 /// Above this many events, parsing moves to the blocking pool.
 const PARSE_INLINE_MAX: usize = 256;
@@ -116,6 +119,11 @@ fn parse_lines(joined: &str) -> Result<Vec<Event>> {
 /// Parses a state column: a JSON object.
 pub(crate) fn parse_state(text: &str) -> Result<Map<String, Value>> {
     serde_json::from_str(text).map_err(|error| Error::corrupt("a state", error))
+}
+
+/// A state as the JSON text stored.
+pub(crate) fn state_json(state: &Map<String, Value>, what: &str) -> Result<String> {
+    serde_json::to_string(state).map_err(|error| Error::corrupt(what, error))
 }
 
 /// Serializes an event for storage.

@@ -2,8 +2,7 @@
 
 use std::path::Path;
 
-use adk_core::{Content, MemoryEntry, MemoryService, SearchMemoryResponse, Session};
-use async_trait::async_trait;
+use adk_core::{Content, MemoryEntry, Session};
 use sqlx::SqlitePool;
 
 use crate::error::{Error, Result};
@@ -104,21 +103,4 @@ impl SqliteMemoryService {
     }
 }
 
-#[async_trait]
-impl MemoryService for SqliteMemoryService {
-    async fn add_session_to_memory(&self, session: &Session) -> adk_core::Result<()> {
-        self.add(session).await.map_err(Error::into_memory)
-    }
-
-    async fn search_memory(
-        &self,
-        app_name: &str,
-        user_id: &str,
-        query: &str,
-    ) -> adk_core::Result<SearchMemoryResponse> {
-        self.search(app_name, user_id, query)
-            .await
-            .map(SearchMemoryResponse::new)
-            .map_err(Error::into_memory)
-    }
-}
+crate::boundary::memory_service!(SqliteMemoryService);

@@ -1,25 +1,26 @@
 //! SQLite backends through sqlx: sessions and FTS5 memory, in one database file or several.
 //!
 //! Opening a database brings it to the current layout (ADK Python's v1 tables with adk-rs's
-//! additions, see `schema.rs`) and sets WAL journaling with
+//! additions, see [`crate::sql::layout`]) and sets WAL journaling with
 //! `synchronous = NORMAL`: a commit survives the process being killed at any moment; only a power
 //! loss or an OS crash may lose the last commits (never corrupt the file).
 
+mod dialect;
 mod memory;
-mod schema;
 mod session;
 mod time;
 
 use std::path::Path;
 use std::time::Duration;
 
-use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Sqlite, SqlitePool};
 
 pub use memory::SqliteMemoryService;
 pub use session::SqliteSessionService;
 
 use crate::error::{Error, Result};
+use crate::sql::store::SqlStore;
 
 /// How long a writer waits for another process's write transaction before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -52,6 +53,6 @@ pub(crate) async fn open_pool(path: &Path) -> Result<SqlitePool> {
         .acquire()
         .await
         .map_err(|error| Error::storage(what(), error))?;
-    schema::prepare(&mut conn, &what()).await?;
+    SqlStore::<Sqlite>::prepare(&mut conn, &what()).await?;
     Ok(pool)
 }

@@ -27,6 +27,7 @@ macro_rules! session_conformance {
             re_created_sessions_never_repeat_a_revision,
             large_payloads_round_trip,
             unicode_round_trips,
+            nul_and_its_escape_round_trip,
             events_round_trip_exactly,
             ten_thousand_events,
         );
@@ -320,45 +321,33 @@ pub(crate) async fn recent_events_and_after_timestamp(service: &dyn SessionServi
         let session = service.get_session(request).await.unwrap().unwrap();
         texts(&session)
     };
-    assert_eq!(
-        load(GetSessionRequest::new(key.clone()).recent(3)).await,
-        ["8", "9", "10"]
-    );
-    assert_eq!(
-        load(GetSessionRequest::new(key.clone()).recent(100))
-            .await
-            .len(),
-        10
-    );
-    assert_eq!(
-        load(GetSessionRequest::new(key.clone()).recent(0))
-            .await
-            .len(),
-        10,
-        "0 means all, as in ADK"
-    );
-    assert_eq!(
-        load(GetSessionRequest::new(key.clone()).after(1_007.0)).await,
-        ["7", "8", "9", "10"],
-        "at or after"
-    );
-    assert_eq!(
-        load(GetSessionRequest::new(key.clone()).after(1_007.5)).await,
-        ["8", "9", "10"]
-    );
-    assert!(
-        load(GetSessionRequest::new(key.clone()).after(2_000.0))
-            .await
-            .is_empty()
-    );
-    assert_eq!(
-        load(GetSessionRequest::new(key.clone()).after(1_005.0).recent(2)).await,
-        ["9", "10"]
-    );
-    assert_eq!(
-        load(GetSessionRequest::new(key.clone()).after(1_009.0).recent(5)).await,
-        ["9", "10"]
-    );
+    let all: Vec<String> = (1..=10).map(|n: u32| n.to_string()).collect();
+    let from = |first: usize| all[first - 1..].to_vec();
+    let request = || GetSessionRequest::new(key.clone());
+    for (request, expected, why) in [
+        (request().recent(3), from(8), "the most recent three"),
+        (request().recent(100), from(1), "more than there are"),
+        (request().recent(0), from(1), "0 means all, as in ADK"),
+        (request().after(1_007.0), from(7), "at or after"),
+        (
+            request().after(1_007.5),
+            from(8),
+            "after a time between two events",
+        ),
+        (request().after(2_000.0), Vec::new(), "after the last"),
+        (
+            request().after(1_005.0).recent(2),
+            from(9),
+            "the most recent two at or after",
+        ),
+        (
+            request().after(1_009.0).recent(5),
+            from(9),
+            "fewer than asked at or after",
+        ),
+    ] {
+        assert_eq!(load(request).await, expected, "{why}");
+    }
 
     let full = get(service, &key).await;
     assert_same_time(full.last_update_time, session.last_update_time);
@@ -576,6 +565,31 @@ pub(crate) async fn unicode_round_trips(service: &dyn SessionService) {
     let listed = service.list_sessions(&app, user).await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id.as_str(), id);
+}
+
+/// U+0000 and the six characters `\u0000` (JSON writes both with that escape, once escaped) in an
+/// event round-trip exactly, and the text `\u0000` in state in every scope.
+pub(crate) async fn nul_and_its_escape_round_trip(service: &dyn SessionService) {
+    let app = unique_app();
+    let mut session = create(service, &app, "ada", "s").await;
+    let text = "nul \0, text \\u0000, a backslash and nul \\\0";
+    let stored = service
+        .append_event(
+            &mut session,
+            event_with_state(
+                text,
+                json!({"text": "\\u0000", "app:text": "\\u0000", "user:text": "\\u0000"}),
+            ),
+        )
+        .await
+        .unwrap();
+    let loaded = get(service, &session.key()).await;
+    assert_eq!(loaded.events, [stored]);
+    assert_eq!(loaded.events[0].text().as_deref(), Some(text));
+    assert_eq!(
+        Value::Object(loaded.state),
+        json!({"text": "\\u0000", "app:text": "\\u0000", "user:text": "\\u0000"})
+    );
 }
 
 pub(crate) async fn events_round_trip_exactly(service: &dyn SessionService) {

@@ -1,7 +1,7 @@
 //! Checks a model's arguments against a tool's JSON schema before the tool runs, and words each
 //! problem so that the model can fix its call.
 //!
-//! The validator is adk-rs's own (`compile.rs` builds a tree of the schema's keywords, `check.rs`
+//! The validator is adk-rs's own (`compile.rs` builds a tree of the schema's keywords, `check/`
 //! walks it), covering JSON Schema draft 2020-12's assertions and applicators with draft 7's and
 //! OpenAPI's spellings: building one costs microseconds, with no meta-schema to compile first,
 //! and links no regex engine beyond `regex-lite` for `pattern`. Its verdicts are tested against

@@ -1,0 +1,186 @@
+//! The trait boundary: `adk_core`'s service traits implemented over a backend's own methods, each
+//! once, so that this crate's [`Error`](crate::error::Error) becomes an [`adk_core::Error`] of the
+//! service's kind in one place.
+
+/// Implements [`adk_core::SessionService`] for `$service`, whose methods `create`, `get`, `list`,
+/// `delete` and `persist` (its own, or those of its field `$store`) return this crate's errors.
+macro_rules! session_service {
+    ($service:ty $(, $store:ident)?) => {
+        #[async_trait::async_trait]
+        impl adk_core::SessionService for $service {
+            async fn create_session(
+                &self,
+                request: adk_core::CreateSessionRequest,
+            ) -> adk_core::Result<adk_core::Session> {
+                self$(.$store)?
+                    .create(request)
+                    .await
+                    .map_err($crate::error::Error::into_session)
+            }
+
+            async fn get_session(
+                &self,
+                request: adk_core::GetSessionRequest,
+            ) -> adk_core::Result<Option<adk_core::Session>> {
+                self$(.$store)?
+                    .get(request)
+                    .await
+                    .map_err($crate::error::Error::into_session)
+            }
+
+            async fn list_sessions(
+                &self,
+                app_name: &str,
+                user_id: &str,
+            ) -> adk_core::Result<Vec<adk_core::Session>> {
+                self$(.$store)?
+                    .list(app_name, user_id)
+                    .await
+                    .map_err($crate::error::Error::into_session)
+            }
+
+            async fn delete_session(&self, key: &adk_core::SessionKey) -> adk_core::Result<()> {
+                self$(.$store)?
+                    .delete(key)
+                    .await
+                    .map_err($crate::error::Error::into_session)
+            }
+
+            async fn persist_event(
+                &self,
+                key: &adk_core::SessionKey,
+                revision: u64,
+                event: &adk_core::Event,
+            ) -> adk_core::Result<u64> {
+                self$(.$store)?
+                    .persist(key, revision, event)
+                    .await
+                    .map_err($crate::error::Error::into_session)
+            }
+        }
+    };
+}
+pub(crate) use session_service;
+
+/// Implements [`adk_core::ArtifactService`] for `$service`, whose field `$store` is an
+/// [`ArtifactStore`](crate::artifact::store::ArtifactStore): names are validated here, before
+/// the store sees them.
+macro_rules! artifact_service {
+    ($service:ty, $store:ident) => {
+        #[async_trait::async_trait]
+        impl adk_core::ArtifactService for $service {
+            async fn save_artifact(
+                &self,
+                session: &adk_core::SessionKey,
+                filename: &str,
+                artifact: adk_core::Part,
+                custom_metadata: serde_json::Map<String, serde_json::Value>,
+            ) -> adk_core::Result<u64> {
+                let path = $crate::artifact::validate::artifact_path(session, filename)
+                    .map_err($crate::error::Error::into_artifact)?;
+                self.$store
+                    .save(&path, artifact, custom_metadata)
+                    .await
+                    .map_err($crate::error::Error::into_artifact)
+            }
+
+            async fn load_artifact(
+                &self,
+                session: &adk_core::SessionKey,
+                filename: &str,
+                version: Option<u64>,
+            ) -> adk_core::Result<Option<adk_core::Part>> {
+                let path = $crate::artifact::validate::artifact_path(session, filename)
+                    .map_err($crate::error::Error::into_artifact)?;
+                self.$store
+                    .load(&path, version)
+                    .await
+                    .map_err($crate::error::Error::into_artifact)
+            }
+
+            async fn list_artifact_keys(
+                &self,
+                session: &adk_core::SessionKey,
+            ) -> adk_core::Result<Vec<String>> {
+                $crate::artifact::validate::validate_session(session)
+                    .map_err($crate::error::Error::into_artifact)?;
+                self.$store
+                    .keys(session)
+                    .await
+                    .map_err($crate::error::Error::into_artifact)
+            }
+
+            async fn delete_artifact(
+                &self,
+                session: &adk_core::SessionKey,
+                filename: &str,
+            ) -> adk_core::Result<()> {
+                let path = $crate::artifact::validate::artifact_path(session, filename)
+                    .map_err($crate::error::Error::into_artifact)?;
+                self.$store
+                    .delete(&path)
+                    .await
+                    .map_err($crate::error::Error::into_artifact)
+            }
+
+            async fn list_versions(
+                &self,
+                session: &adk_core::SessionKey,
+                filename: &str,
+            ) -> adk_core::Result<Vec<u64>> {
+                let path = $crate::artifact::validate::artifact_path(session, filename)
+                    .map_err($crate::error::Error::into_artifact)?;
+                self.$store
+                    .versions(&path)
+                    .await
+                    .map_err($crate::error::Error::into_artifact)
+            }
+
+            async fn artifact_version(
+                &self,
+                session: &adk_core::SessionKey,
+                filename: &str,
+                version: Option<u64>,
+            ) -> adk_core::Result<Option<adk_core::ArtifactVersion>> {
+                let path = $crate::artifact::validate::artifact_path(session, filename)
+                    .map_err($crate::error::Error::into_artifact)?;
+                self.$store
+                    .version(&path, version)
+                    .await
+                    .map_err($crate::error::Error::into_artifact)
+            }
+        }
+    };
+}
+pub(crate) use artifact_service;
+
+/// Implements [`adk_core::MemoryService`] for `$service`, whose methods `add` and `search` return
+/// this crate's errors.
+macro_rules! memory_service {
+    ($service:ty) => {
+        #[async_trait::async_trait]
+        impl adk_core::MemoryService for $service {
+            async fn add_session_to_memory(
+                &self,
+                session: &adk_core::Session,
+            ) -> adk_core::Result<()> {
+                self.add(session)
+                    .await
+                    .map_err($crate::error::Error::into_memory)
+            }
+
+            async fn search_memory(
+                &self,
+                app_name: &str,
+                user_id: &str,
+                query: &str,
+            ) -> adk_core::Result<adk_core::SearchMemoryResponse> {
+                self.search(app_name, user_id, query)
+                    .await
+                    .map(adk_core::SearchMemoryResponse::new)
+                    .map_err($crate::error::Error::into_memory)
+            }
+        }
+    };
+}
+pub(crate) use memory_service;

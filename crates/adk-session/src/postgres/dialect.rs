@@ -1,0 +1,145 @@
+//! The session store's [`Dialect`] for PostgreSQL: `$N` placeholders, the session's row locked
+//! with `FOR UPDATE` in a write transaction, `REPEATABLE READ` snapshots for loads, times as UTC
+//! `timestamp`s bound as epoch seconds, state merged with `jsonb ||`, and text made safe for
+//! `jsonb` by the functions of `adk_rs_text.sql`.
+
+use sqlx::pool::PoolConnection;
+use sqlx::{Pool, Postgres};
+
+use crate::error::Result;
+use crate::sql::dialect::{ByScope, Dialect, Statements};
+use crate::sql::layout::Plan;
+
+/// ADK Python's v1 tables, as its `DatabaseSessionService` creates them on PostgreSQL.
+const ADK_PYTHON_V1: &str = include_str!("../../schema/postgres/adk_python_v1.sql");
+/// The functions that make JSON text safe for `jsonb` (U+0000).
+const ADK_RS_TEXT: &str = include_str!("../../schema/postgres/adk_rs_text.sql");
+/// The session revision, event position and exact event text added to ADK Python's tables.
+const ADK_RS_COLUMNS: &str = include_str!("../../schema/postgres/adk_rs_columns.sql");
+/// adk-rs's index, trigger and table beside ADK Python's, and their version.
+const ADK_RS_OBJECTS: &str = include_str!("../../schema/postgres/adk_rs_objects.sql");
+/// Upgrading the first layout of adk-rs in place.
+const LEGACY_UPGRADE: &str = include_str!("../../schema/postgres/legacy_upgrade.sql");
+/// Upgrading adk-rs's additions from version 1 (which refused U+0000) to version 2.
+const ADK_RS_V2: &str = include_str!("../../schema/postgres/adk_rs_v2.sql");
+
+impl Dialect for Postgres {
+    const SQL: Statements = Statements {
+        begin_read: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+        // Writers lock the session's row (`lock_session`), so a plain transaction suffices.
+        begin_write: "BEGIN",
+        // Replicas starting together change the layout once; the others wait, then find it
+        // ready. The lock is per schema and ends with the transaction.
+        lock_layout: Some(
+            "SELECT pg_advisory_xact_lock(hashtext('adk-rs sessions layout ' || current_schema()))",
+        ),
+        find_tables: "SELECT to_regclass('sessions') IS NOT NULL, \
+            to_regclass('_sqlx_migrations') IS NOT NULL, \
+            to_regclass('adk_internal_metadata') IS NOT NULL",
+        read_metadata: "SELECT value FROM adk_internal_metadata WHERE key = $1",
+        insert_session: "INSERT INTO sessions \
+            (app_name, user_id, id, state, revision, create_time, update_time) \
+            VALUES ($1, $2, $3, adk_jsonb_text($4)::jsonb, \
+            coalesce((SELECT revision + 1 FROM deleted_sessions \
+            WHERE app_name = $1 AND user_id = $2 AND id = $3), 0), \
+            to_timestamp($5) AT TIME ZONE 'UTC', to_timestamp($5) AT TIME ZONE 'UTC') \
+            RETURNING revision",
+        select_session: "SELECT state::text, revision, \
+            extract(epoch FROM update_time)::float8 FROM sessions \
+            WHERE app_name = $1 AND user_id = $2 AND id = $3",
+        select_sessions: "SELECT id, state::text, revision, \
+            extract(epoch FROM update_time)::float8 FROM sessions \
+            WHERE app_name = $1 AND user_id = $2 ORDER BY id",
+        // The row lock makes a concurrent writer of this session wait until the commit; it then
+        // reads the new revision and fails as stale. The state stays in the database.
+        lock_session: "SELECT revision, NULL::text FROM sessions \
+            WHERE app_name = $1 AND user_id = $2 AND id = $3 FOR UPDATE",
+        insert_event: "INSERT INTO events (app_name, user_id, session_id, seq, id, invocation_id, \
+            timestamp, event_data, exact_event_data) \
+            VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7) AT TIME ZONE 'UTC', \
+            adk_jsonb_text($8)::jsonb, adk_exact_json($8))",
+        update_session: "UPDATE sessions SET revision = $4, \
+            update_time = GREATEST(update_time, to_timestamp($5) AT TIME ZONE 'UTC'), \
+            state = coalesce(state || adk_jsonb_text($6)::jsonb, state) \
+            WHERE app_name = $1 AND user_id = $2 AND id = $3",
+        // One statement: the row's lock makes the remembered revision its last one, so that a
+        // re-created session starts after it. The events go with it (ON DELETE CASCADE).
+        delete_session: &["WITH gone AS (DELETE FROM sessions \
+            WHERE app_name = $1 AND user_id = $2 AND id = $3 \
+            RETURNING app_name, user_id, id, revision) \
+            INSERT INTO deleted_sessions (app_name, user_id, id, revision) \
+            SELECT app_name, user_id, id, revision FROM gone \
+            ON CONFLICT (app_name, user_id, id) \
+            DO UPDATE SET revision = GREATEST(deleted_sessions.revision, excluded.revision)"],
+        select_state: ByScope {
+            app: "SELECT state::text FROM app_states WHERE app_name = $1",
+            user: "SELECT state::text FROM user_states WHERE app_name = $1 AND user_id = $2",
+        },
+        ensure_state: ByScope {
+            app: "INSERT INTO app_states (app_name, state, update_time) \
+                VALUES ($1, $2::jsonb, to_timestamp($3) AT TIME ZONE 'UTC') \
+                ON CONFLICT (app_name) DO NOTHING",
+            user: "INSERT INTO user_states (app_name, user_id, state, update_time) \
+                VALUES ($1, $2, $3::jsonb, to_timestamp($4) AT TIME ZONE 'UTC') \
+                ON CONFLICT (app_name, user_id) DO NOTHING",
+        },
+        // `jsonb ||` keeps the scope's other keys, so concurrent writers of different sessions
+        // both keep theirs.
+        upsert_state: ByScope {
+            app: "INSERT INTO app_states (app_name, state, update_time) \
+                VALUES ($1, adk_jsonb_text($2)::jsonb, to_timestamp($3) AT TIME ZONE 'UTC') \
+                ON CONFLICT (app_name) DO UPDATE SET state = app_states.state || EXCLUDED.state, \
+                update_time = EXCLUDED.update_time",
+            user: "INSERT INTO user_states (app_name, user_id, state, update_time) \
+                VALUES ($1, $2, adk_jsonb_text($3)::jsonb, to_timestamp($4) AT TIME ZONE 'UTC') \
+                ON CONFLICT (app_name, user_id) DO UPDATE SET \
+                state = user_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time",
+        },
+        events_all: "SELECT coalesce(exact_event_data, event_data::text) FROM events \
+            WHERE app_name = $1 AND user_id = $2 AND session_id = $3 ORDER BY seq",
+        events_after: "SELECT coalesce(exact_event_data, event_data::text) FROM events \
+            WHERE app_name = $1 AND user_id = $2 AND session_id = $3 \
+            AND timestamp >= to_timestamp($4) AT TIME ZONE 'UTC' ORDER BY seq",
+        events_recent: "SELECT data FROM ( \
+            SELECT seq, coalesce(exact_event_data, event_data::text) AS data FROM events \
+            WHERE app_name = $1 AND user_id = $2 AND session_id = $3 \
+            AND timestamp >= to_timestamp($4) AT TIME ZONE 'UTC' \
+            ORDER BY seq DESC LIMIT $5) AS recent ORDER BY seq",
+    };
+    const LAYOUT_VERSION: u32 = 2;
+    const MERGES_STATE: bool = true;
+    // Rows are fetched one per event and joined here: `string_agg(… ORDER BY seq)` measured
+    // slower on 10,000 events (81 ms against 26 ms median; the server sorts and copies the text
+    // again).
+    const JOINS_EVENTS: bool = false;
+    const TEXT_HOLDS_NUL: bool = false;
+
+    type Time = f64;
+    type Writer = ();
+    type WriterGuard<'a> = PoolConnection<Postgres>;
+
+    fn time(seconds: f64) -> f64 {
+        seconds
+    }
+
+    fn seconds(time: f64) -> Result<f64> {
+        Ok(time)
+    }
+
+    async fn writer<'a>(
+        _writer: &'a Self::Writer,
+        pool: &'a Pool<Self>,
+    ) -> sqlx::Result<Self::WriterGuard<'a>> {
+        pool.acquire().await
+    }
+
+    fn scripts(plan: Plan) -> &'static [&'static str] {
+        match plan {
+            Plan::Ready => &[],
+            Plan::Create => &[ADK_PYTHON_V1, ADK_RS_TEXT, ADK_RS_COLUMNS, ADK_RS_OBJECTS],
+            Plan::Adopt => &[ADK_RS_TEXT, ADK_RS_COLUMNS, ADK_RS_OBJECTS],
+            Plan::UpgradeLegacy => &[ADK_RS_TEXT, LEGACY_UPGRADE, ADK_RS_OBJECTS],
+            Plan::Upgrade(_) => &[ADK_RS_TEXT, ADK_RS_V2],
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! [`Dialect`]: what the session store needs of a SQL database that differs from one database to
+//! another. The store itself ([`super::store::SqlStore`]) is written once over it.
+
+use std::fmt::Debug;
+use std::ops::DerefMut;
+
+use sqlx::{Database, Decode, Encode, Pool, Type};
+
+use super::layout::Plan;
+use crate::error::Result;
+
+/// A database the SQL session store runs on, implemented for sqlx's `Sqlite` and `Postgres`: its
+/// statements, how a write transaction keeps other writers out, how times are stored, and how its
+/// layout is brought up to date.
+pub(crate) trait Dialect: Database {
+    /// The store's statements in this database's SQL.
+    const SQL: Statements;
+    /// The version of adk-rs's additions (`adk_rs_schema_version`) this build writes.
+    const LAYOUT_VERSION: u32;
+    /// Whether a state delta is merged inside the database (PostgreSQL's `jsonb ||`), so only
+    /// the delta is sent; otherwise a writer reads the state, sets the delta's keys, and writes the
+    /// whole state back (under its write transaction, which keeps other writers out).
+    const MERGES_STATE: bool;
+    /// Whether a load's events come back from the database joined into one string (SQLite's
+    /// `group_concat`); otherwise one row per event, joined here.
+    const JOINS_EVENTS: bool;
+    /// Whether the database's text can hold U+0000 (PostgreSQL's cannot).
+    const TEXT_HOLDS_NUL: bool;
+
+    /// A point in time as the database binds and returns it.
+    type Time: for<'q> Encode<'q, Self>
+        + for<'r> Decode<'r, Self>
+        + Type<Self>
+        + Clone
+        + Send
+        + Sync
+        + Unpin
+        + 'static;
+    /// What the store keeps to write with: the one writer connection (SQLite), or nothing when
+    /// writers take any connection of the pool (PostgreSQL).
+    type Writer: Debug + Send + Sync + 'static;
+    /// A connection held by one writer for its transaction.
+    type WriterGuard<'a>: DerefMut<Target = Self::Connection> + Send
+    where
+        Self: 'a;
+
+    /// `seconds` since the Unix epoch as the database stores a time.
+    fn time(seconds: f64) -> Self::Time;
+
+    /// A stored time as seconds since the Unix epoch.
+    fn seconds(time: Self::Time) -> Result<f64>;
+
+    /// Waits for a connection to write with.
+    fn writer<'a>(
+        writer: &'a Self::Writer,
+        pool: &'a Pool<Self>,
+    ) -> impl Future<Output = sqlx::Result<Self::WriterGuard<'a>>> + Send;
+
+    /// The scripts that carry out `plan`, in order, in one transaction.
+    fn scripts(plan: Plan) -> &'static [&'static str];
+}
+
+/// The statements of the session store. Each says what it binds, in order; the two databases
+/// differ in placeholders, types and locking, never in what is bound.
+pub(crate) struct Statements {
+    /// Starts a read transaction: every read of a load sees one snapshot.
+    pub(crate) begin_read: &'static str,
+    /// Starts a write transaction.
+    pub(crate) begin_write: &'static str,
+    /// Run first in the transaction that prepares the layout, when `begin_write` alone does not
+    /// keep other processes preparing it out.
+    pub(crate) lock_layout: Option<&'static str>,
+    /// Whether the tables `sessions`, `_sqlx_migrations` and `adk_internal_metadata` exist.
+    pub(crate) find_tables: &'static str,
+    /// Binds a key of `adk_internal_metadata`; returns its value.
+    pub(crate) read_metadata: &'static str,
+    /// Binds app, user, session id, state and time; returns the new session's revision, one past
+    /// a deleted session's of the same id.
+    pub(crate) insert_session: &'static str,
+    /// Binds app, user and session id; returns state, revision and update time.
+    pub(crate) select_session: &'static str,
+    /// Binds app and user; returns id, state, revision and update time of each session, by id.
+    pub(crate) select_sessions: &'static str,
+    /// Binds app, user and session id; returns the revision and, unless the database merges
+    /// state itself, the state, so that no other writer can change them before the commit.
+    pub(crate) lock_session: &'static str,
+    /// Binds app, user, session id, position, event id, invocation id, time and the event's JSON.
+    pub(crate) insert_event: &'static str,
+    /// Binds app, user, session id, revision, time and the session's new state (its delta where
+    /// the database merges state; null when unchanged).
+    pub(crate) update_session: &'static str,
+    /// Each binds app, user and session id: the last revision is remembered and the session
+    /// deleted with its events.
+    pub(crate) delete_session: &'static [&'static str],
+    /// Bind app (and user); return the scope's state.
+    pub(crate) select_state: ByScope,
+    /// Bind app (and user), state and time: the scope's row is created if missing.
+    pub(crate) ensure_state: ByScope,
+    /// Bind app (and user), state (the delta where the database merges state) and time.
+    pub(crate) upsert_state: ByScope,
+    /// The events of a load, oldest first, joined or one per row (see
+    /// [`Dialect::JOINS_EVENTS`]). Each binds app, user and session id; `events_after` then the
+    /// earliest time; `events_recent` the earliest time and how many.
+    pub(crate) events_all: &'static str,
+    pub(crate) events_after: &'static str,
+    pub(crate) events_recent: &'static str,
+}
+
+/// One statement for each scope shared between sessions.
+pub(crate) struct ByScope {
+    pub(crate) app: &'static str,
+    pub(crate) user: &'static str,
+}
+
+/// A scope shared between sessions.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Shared {
+    App,
+    User,
+}
+
+impl ByScope {
+    /// The statement for `scope`.
+    pub(crate) fn of(&self, scope: Shared) -> &'static str {
+        match scope {
+            Shared::App => self.app,
+            Shared::User => self.user,
+        }
+    }
+}

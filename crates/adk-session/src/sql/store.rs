@@ -1,0 +1,517 @@
+//! [`SqlStore`]: the session store of every SQL database, written once over its [`Dialect`].
+
+use adk_core::{
+    CreateSessionRequest, Event, GetSessionRequest, IdGen, ScopedState, Session, SessionKey,
+    UuidIdGen,
+};
+use serde_json::{Map, Value};
+use sqlx::query::QueryScalar;
+use sqlx::{
+    Arguments, ColumnIndex, Connection, Decode, Encode, Executor, FromRow, IntoArguments, Pool,
+    Type,
+};
+use sqlx::{SqlSafeStr, SqlStr};
+
+use super::dialect::{Dialect, Shared};
+use super::layout::{ADK_RS_VERSION_KEY, Found, PYTHON_VERSION_KEY};
+use super::{EVENT_SEPARATOR, EventFilter, event_json, is_unique_violation, parse_events};
+use super::{parse_state, state_json};
+use crate::error::{Error, Result};
+use crate::scoped::{apply_delta, merged_state, now, split_delta, stored_event};
+
+/// Sessions in ADK Python's v1 tables with adk-rs's additions, in the database of dialect `D`.
+///
+/// Every write is one transaction that keeps other writers of the session out until it commits
+/// (the dialect's write transaction or row lock), so the revision it checks cannot change under
+/// it; every load reads one snapshot.
+#[derive(Debug)]
+pub(crate) struct SqlStore<D: Dialect> {
+    pool: Pool<D>,
+    writer: D::Writer,
+}
+
+/// The app and user states of a session's shared scopes.
+type SharedStates = (Map<String, Value>, Map<String, Value>);
+
+impl<D: Dialect> SqlStore<D>
+where
+    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
+    D::Arguments: IntoArguments<D>,
+    for<'q> &'q str: Encode<'q, D> + Type<D>,
+    String: for<'q> Encode<'q, D> + for<'r> Decode<'r, D> + Type<D>,
+    i64: for<'q> Encode<'q, D> + for<'r> Decode<'r, D> + Type<D>,
+    Option<String>: for<'q> Encode<'q, D>,
+    bool: for<'r> Decode<'r, D> + Type<D>,
+    usize: ColumnIndex<D::Row>,
+{
+    /// A store reading from `pool` and writing through `writer`.
+    pub(crate) fn new(pool: Pool<D>, writer: D::Writer) -> Self {
+        Self { pool, writer }
+    }
+
+    /// Closes the pool's connections, waiting for work in progress.
+    pub(crate) async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// Brings the database behind `conn` to the current layout (see [`super::layout`]) in one
+    /// write transaction, so that two processes opening one new database cannot both create it.
+    pub(crate) async fn prepare(conn: &mut D::Connection, what: &str) -> Result<()> {
+        let storage = |error| Error::storage(format!("{what} (schema)"), error);
+        let mut tx = conn
+            .begin_with(sql(D::SQL.begin_write))
+            .await
+            .map_err(storage)?;
+        if let Some(lock) = D::SQL.lock_layout {
+            sqlx::query(sql(lock))
+                .execute(&mut *tx)
+                .await
+                .map_err(storage)?;
+        }
+        let found = Self::inspect(&mut tx).await.map_err(storage)?;
+        for &script in D::scripts(found.plan(D::LAYOUT_VERSION)?) {
+            sqlx::raw_sql(sql(script))
+                .execute(&mut *tx)
+                .await
+                .map_err(storage)?;
+        }
+        tx.commit().await.map_err(storage)
+    }
+
+    /// What the database holds.
+    async fn inspect(conn: &mut D::Connection) -> sqlx::Result<Found> {
+        let (sessions, sqlx_migrations, metadata): (bool, bool, bool) =
+            sqlx::query_as(sql(D::SQL.find_tables))
+                .fetch_one(&mut *conn)
+                .await?;
+        let mut found = Found {
+            sessions,
+            sqlx_migrations,
+            ..Found::default()
+        };
+        if metadata {
+            let read = |key: &'static str| {
+                sqlx::query_scalar::<D, String>(sql(D::SQL.read_metadata)).bind(key)
+            };
+            let python = read(PYTHON_VERSION_KEY).fetch_optional(&mut *conn).await?;
+            let adk_rs = read(ADK_RS_VERSION_KEY).fetch_optional(&mut *conn).await?;
+            found.set_metadata(python, adk_rs);
+        }
+        Ok(found)
+    }
+
+    /// Runs `work` in a write transaction and commits what it did; an error rolls it back.
+    async fn write<T>(
+        &self,
+        what: &str,
+        work: impl AsyncFnOnce(&mut D::Connection) -> Result<T>,
+    ) -> Result<T> {
+        let storage = |error| Error::storage(what, error);
+        let mut writer = D::writer(&self.writer, &self.pool).await.map_err(storage)?;
+        let mut tx = writer
+            .begin_with(sql(D::SQL.begin_write))
+            .await
+            .map_err(storage)?;
+        let done = work(&mut tx).await?;
+        tx.commit().await.map_err(storage)?;
+        Ok(done)
+    }
+
+    /// Runs `work` in a read transaction: everything it reads comes from one snapshot.
+    async fn read<T>(
+        &self,
+        what: &str,
+        work: impl AsyncFnOnce(&mut D::Connection) -> Result<T>,
+    ) -> Result<T> {
+        let storage = |error| Error::storage(what, error);
+        let mut tx = self
+            .pool
+            .begin_with(sql(D::SQL.begin_read))
+            .await
+            .map_err(storage)?;
+        let done = work(&mut tx).await?;
+        tx.commit().await.map_err(storage)?;
+        Ok(done)
+    }
+
+    /// Creates a session: its row, and its app and user state rows when missing.
+    pub(crate) async fn create(&self, request: CreateSessionRequest) -> Result<Session> {
+        let session_id = request.session_id.unwrap_or_else(|| UuidIdGen.session_id());
+        let key = SessionKey::new(request.app_name, request.user_id, session_id);
+        let what = format!("creating session {}", key.session_id);
+        check_key::<D>(&key, &what)?;
+        let scoped = ScopedState::split(&request.state);
+        let session_state = state_json(&scoped.session, &what)?;
+        let seconds = now();
+        let time = D::time(seconds);
+
+        let (revision, app, user) = self
+            .write(&what, async |conn| {
+                let inserted =
+                    sqlx::query_scalar_with(sql(D::SQL.insert_session), key_args::<D>(&key)?)
+                        .bind(session_state)
+                        .bind(time.clone())
+                        .fetch_one(&mut *conn)
+                        .await;
+                let revision: i64 = match inserted {
+                    Err(error) if is_unique_violation(&error) => {
+                        return Err(Error::already_exists(&key));
+                    }
+                    other => other.map_err(|error| Error::storage(&what, error))?,
+                };
+                // ADK Python appends only to sessions whose app and user state rows exist.
+                Self::merge_shared(conn, Shared::App, &key, scoped.app, &time, &what).await?;
+                Self::merge_shared(conn, Shared::User, &key, scoped.user, &time, &what).await?;
+                let (app, user) = Self::load_shared(conn, &key, &what).await?;
+                Ok((revision, app, user))
+            })
+            .await?;
+
+        let mut session = Session::new(key);
+        session.state = merged_state(app, user, scoped.session);
+        session.last_update_time = seconds;
+        session.revision = stored_revision(revision);
+        Ok(session)
+    }
+
+    /// Loads a session with the events `request` selects, from one snapshot.
+    pub(crate) async fn get(&self, request: GetSessionRequest) -> Result<Option<Session>> {
+        let key = &request.key;
+        let what = format!("loading session {}", key.session_id);
+        let storage = |error| Error::storage(&what, error);
+        check_key::<D>(key, &what)?;
+        let found = self
+            .read(&what, async |conn| {
+                let row: Option<(String, i64, D::Time)> =
+                    sqlx::query_as_with(sql(D::SQL.select_session), key_args::<D>(key)?)
+                        .fetch_optional(&mut *conn)
+                        .await
+                        .map_err(storage)?;
+                let Some(row) = row else {
+                    return Ok(None);
+                };
+                let shared = Self::load_shared(conn, key, &what).await?;
+                let joined = Self::load_events(conn, key, EventFilter::of(&request), &what).await?;
+                Ok(Some((row, shared, joined)))
+            })
+            .await?;
+        let Some(((state, revision, update_time), (app, user), joined)) = found else {
+            return Ok(None);
+        };
+
+        let mut session = Session::new(key.clone());
+        session.state = merged_state(app, user, parse_state(&state)?);
+        session.events = parse_events(joined).await?;
+        session.last_update_time = D::seconds(update_time)?;
+        session.revision = stored_revision(revision);
+        Ok(Some(session))
+    }
+
+    /// The sessions of a user in an app, without their events.
+    pub(crate) async fn list(&self, app_name: &str, user_id: &str) -> Result<Vec<Session>> {
+        let what = format!("listing the sessions of user {user_id} in app {app_name}");
+        let key = SessionKey::new(app_name, user_id, "");
+        check_key::<D>(&key, &what)?;
+        let (rows, (app, user)) = self
+            .read(&what, async |conn| {
+                let rows: Vec<(String, String, i64, D::Time)> =
+                    sqlx::query_as(sql(D::SQL.select_sessions))
+                        .bind(app_name)
+                        .bind(user_id)
+                        .fetch_all(&mut *conn)
+                        .await
+                        .map_err(|error| Error::storage(&what, error))?;
+                Ok((rows, Self::load_shared(conn, &key, &what).await?))
+            })
+            .await?;
+        rows.into_iter()
+            .map(|(id, state, revision, update_time)| {
+                let mut session = Session::new(SessionKey::new(app_name, user_id, id));
+                session.state = merged_state(app.clone(), user.clone(), parse_state(&state)?);
+                session.last_update_time = D::seconds(update_time)?;
+                session.revision = stored_revision(revision);
+                Ok(session)
+            })
+            .collect()
+    }
+
+    /// Deletes a session and its events, remembering its last revision.
+    pub(crate) async fn delete(&self, key: &SessionKey) -> Result<()> {
+        let what = format!("deleting session {}", key.session_id);
+        check_key::<D>(key, &what)?;
+        self.write(&what, async |conn| {
+            for &statement in D::SQL.delete_session {
+                sqlx::query_with(sql(statement), key_args::<D>(key)?)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|error| Error::storage(&what, error))?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Appends `event` if the session is still at `revision`; returns the new revision.
+    pub(crate) async fn persist(
+        &self,
+        key: &SessionKey,
+        revision: u64,
+        event: &Event,
+    ) -> Result<u64> {
+        let what = format!("appending an event to session {}", key.session_id);
+        let storage = |error| Error::storage(&what, error);
+        check_key::<D>(key, &what)?;
+        let event = stored_event(event);
+        let ids = [event.id.as_str(), event.invocation_id.as_str()];
+        if !D::TEXT_HOLDS_NUL && ids.iter().any(|id| id.contains('\0')) {
+            return Err(Error::unstorable(
+                &what,
+                "the event's id or invocation id contains U+0000, which the database cannot hold",
+            ));
+        }
+        let data = event_json(&event)?;
+        let scoped = split_delta(&event);
+        let next = revision + 1;
+        let time = D::time(event.timestamp);
+
+        self.write(&what, async |conn| {
+            // Nobody else can write this session until the commit: check, then write.
+            let row: Option<(i64, Option<String>)> =
+                sqlx::query_as_with(sql(D::SQL.lock_session), key_args::<D>(key)?)
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(storage)?;
+            let Some((stored, state)) = row else {
+                return Err(Error::not_found(key));
+            };
+            let stored = stored_revision(stored);
+            if stored != revision {
+                return Err(Error::stale(key, revision, stored));
+            }
+            let inserted = sqlx::query_with(sql(D::SQL.insert_event), key_args::<D>(key)?)
+                .bind(sql_revision(next))
+                .bind(event.id.as_str())
+                .bind(event.invocation_id.as_str())
+                .bind(time.clone())
+                .bind(data)
+                .execute(&mut *conn)
+                .await;
+            match inserted {
+                Err(error) if is_unique_violation(&error) => {
+                    return Err(Error::duplicate_event(key, event.id.as_str()));
+                }
+                other => other.map_err(storage)?,
+            };
+            let new_state = if scoped.session.is_empty() {
+                None
+            } else {
+                Some(Self::merged_json(state.as_deref(), scoped.session, &what)?)
+            };
+            // The update time moves to the event's, as in memory; ADK Python's writers compare
+            // it to tell whether their copy of the session is stale.
+            sqlx::query_with(sql(D::SQL.update_session), key_args::<D>(key)?)
+                .bind(sql_revision(next))
+                .bind(time.clone())
+                .bind(new_state)
+                .execute(&mut *conn)
+                .await
+                .map_err(storage)?;
+            // The scopes' rows exist since the session was created: only a delta is written.
+            if !scoped.app.is_empty() {
+                Self::merge_shared(conn, Shared::App, key, scoped.app, &time, &what).await?;
+            }
+            if !scoped.user.is_empty() {
+                Self::merge_shared(conn, Shared::User, key, scoped.user, &time, &what).await?;
+            }
+            Ok(next)
+        })
+        .await
+    }
+
+    /// What to write to set `delta`'s keys in a state stored as `stored`: the delta itself where
+    /// the database merges state, else the whole state with the delta applied.
+    fn merged_json(stored: Option<&str>, delta: Map<String, Value>, what: &str) -> Result<String> {
+        if D::MERGES_STATE {
+            return state_json(&delta, what);
+        }
+        let mut state = stored.map_or_else(|| Ok(Map::new()), parse_state)?;
+        apply_delta(&mut state, delta);
+        state_json(&state, what)
+    }
+
+    /// Sets `delta` in the app or user state of `key`'s scope; an empty delta only makes sure the
+    /// scope's row exists.
+    async fn merge_shared(
+        conn: &mut D::Connection,
+        scope: Shared,
+        key: &SessionKey,
+        delta: Map<String, Value>,
+        time: &D::Time,
+        what: &str,
+    ) -> Result<()> {
+        let (statement, state) = if delta.is_empty() {
+            (D::SQL.ensure_state.of(scope), String::from("{}"))
+        } else {
+            let stored = if D::MERGES_STATE {
+                None
+            } else {
+                Self::load_scope(conn, scope, key, what).await?
+            };
+            let state = Self::merged_json(stored.as_deref(), delta, what)?;
+            (D::SQL.upsert_state.of(scope), state)
+        };
+        let storage = |error| Error::storage(what, error);
+        sqlx::query_with(sql(statement), scope_args::<D>(scope, key)?)
+            .bind(state)
+            .bind(time.clone())
+            .execute(&mut *conn)
+            .await
+            .map_err(storage)?;
+        Ok(())
+    }
+
+    /// The state of one shared scope of `key`, as stored (`None` when never set).
+    async fn load_scope(
+        conn: &mut D::Connection,
+        scope: Shared,
+        key: &SessionKey,
+        what: &str,
+    ) -> Result<Option<String>> {
+        let storage = |error| Error::storage(what, error);
+        sqlx::query_scalar_with(
+            sql(D::SQL.select_state.of(scope)),
+            scope_args::<D>(scope, key)?,
+        )
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(storage)
+    }
+
+    /// The app and user states of `key`'s scopes (empty when never set).
+    async fn load_shared(
+        conn: &mut D::Connection,
+        key: &SessionKey,
+        what: &str,
+    ) -> Result<SharedStates> {
+        let app = Self::load_scope(conn, Shared::App, key, what).await?;
+        let user = Self::load_scope(conn, Shared::User, key, what).await?;
+        let parse =
+            |text: Option<String>| text.map_or_else(|| Ok(Map::new()), |text| parse_state(&text));
+        Ok((parse(app)?, parse(user)?))
+    }
+
+    /// The stored JSON of the events `filter` selects, oldest first, joined by
+    /// [`EVENT_SEPARATOR`] (`None` when there are none).
+    async fn load_events(
+        conn: &mut D::Connection,
+        key: &SessionKey,
+        filter: EventFilter,
+        what: &str,
+    ) -> Result<Option<String>> {
+        let storage = |error| Error::storage(what, error);
+        if D::JOINS_EVENTS {
+            return Self::events_query(key, filter)?
+                .fetch_one(&mut *conn)
+                .await
+                .map_err(storage);
+        }
+        let rows: Vec<String> = Self::events_query(key, filter)?
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(storage)?;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let mut separator = [0; 4];
+        Ok(Some(rows.join(EVENT_SEPARATOR.encode_utf8(&mut separator))))
+    }
+
+    /// The query of the events `filter` selects, each row an `O`.
+    fn events_query<'q, O>(
+        key: &SessionKey,
+        filter: EventFilter,
+    ) -> Result<QueryScalar<'q, D, O, D::Arguments>>
+    where
+        (O,): for<'r> FromRow<'r, D::Row>,
+    {
+        let mut args = key_args::<D>(key)?;
+        let statement = match filter {
+            EventFilter::All => D::SQL.events_all,
+            EventFilter::After(after) => {
+                add(&mut args, D::time(after))?;
+                D::SQL.events_after
+            }
+            EventFilter::Recent { count, after } => {
+                add(&mut args, D::time(after.unwrap_or(f64::NEG_INFINITY)))?;
+                add(&mut args, count)?;
+                D::SQL.events_recent
+            }
+        };
+        Ok(sqlx::query_scalar_with(sql(statement), args))
+    }
+}
+
+/// A statement of the dialect as sqlx takes it. (Converted outside the async code that runs it:
+/// a `&'static str` held across an await loses its `'static` where the future's `Send` is
+/// checked, and sqlx takes only `'static` text.)
+fn sql(statement: &'static str) -> SqlStr {
+    statement.into_sql_str()
+}
+
+/// The arguments every statement about one session starts with: app, user and session id.
+fn key_args<D: Dialect>(key: &SessionKey) -> Result<D::Arguments>
+where
+    for<'q> &'q str: Encode<'q, D> + Type<D>,
+{
+    let mut args = D::Arguments::default();
+    for id in [&key.app_name, &key.user_id, key.session_id.as_str()] {
+        add(&mut args, id)?;
+    }
+    Ok(args)
+}
+
+/// The arguments every statement about a shared scope starts with: app (and user).
+fn scope_args<D: Dialect>(scope: Shared, key: &SessionKey) -> Result<D::Arguments>
+where
+    for<'q> &'q str: Encode<'q, D> + Type<D>,
+{
+    let mut args = D::Arguments::default();
+    add(&mut args, key.app_name.as_str())?;
+    if let Shared::User = scope {
+        add(&mut args, key.user_id.as_str())?;
+    }
+    Ok(args)
+}
+
+/// Adds `value` to `args` (text and numbers always encode; the error is there for the type's
+/// sake).
+fn add<'t, A: Arguments>(
+    args: &mut A,
+    value: impl Encode<'t, A::Database> + Type<A::Database>,
+) -> Result<()> {
+    args.add(value)
+        .map_err(|error| Error::storage("binding a statement's arguments", error))
+}
+
+/// Refuses a key the database cannot hold (U+0000 where its text cannot hold it), which could
+/// otherwise only fail deep in the driver.
+fn check_key<D: Dialect>(key: &SessionKey, what: &str) -> Result<()> {
+    let ids = [&key.app_name, &key.user_id, key.session_id.as_str()];
+    if !D::TEXT_HOLDS_NUL && ids.iter().any(|id| id.contains('\0')) {
+        return Err(Error::unstorable(
+            what,
+            "an app name, user id or session id contains U+0000, which the database cannot hold",
+        ));
+    }
+    Ok(())
+}
+
+/// A revision as the databases store it (a signed 64-bit integer).
+fn sql_revision(revision: u64) -> i64 {
+    i64::try_from(revision).unwrap_or(i64::MAX)
+}
+
+/// A revision read back (never negative: it only ever grows from 0).
+fn stored_revision(revision: i64) -> u64 {
+    u64::try_from(revision).unwrap_or_default()
+}
