@@ -27,8 +27,8 @@ pub struct ProviderSide {
 /// A tool the model's provider runs (Gemini's Google Search, URL context or code execution).
 ///
 /// It declares no function: its request hook adds the provider's tool to the request, and only
-/// for a Gemini model, since no other provider knows these tools. The flow keeps it alone on its
-/// agent (see [`ProviderSide`]); what the provider sends back about its sources (Google Search's
+/// for a Gemini model, since no other provider knows these tools. The flow keeps it apart from
+/// function declarations where Gemini requires that (see [`ProviderSide`]); what the provider sends back about its sources (Google Search's
 /// grounding metadata) stays on the model's events.
 ///
 /// ```
@@ -75,8 +75,8 @@ impl ProviderTool {
 
     /// Lets Google Search sit beside other tools: the flow then runs it through an agent of its
     /// own, on the same model, offered as a tool, and puts that agent's grounding metadata on the
-    /// answer that uses it. Only Google Search can be wrapped; for the others this is refused
-    /// when the agent runs.
+    /// answer that uses it, as ADK does. Only Google Search is wrapped; for the other built-in
+    /// tools the flag changes nothing.
     pub fn bypass_multi_tools_limit(mut self, bypass: bool) -> Self {
         self.wrap_beside_other_tools = bypass;
         self

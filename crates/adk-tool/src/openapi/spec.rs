@@ -13,6 +13,13 @@ use super::OpenApiError;
 /// nesting is a generated document gone wrong, and the limit keeps the stack bounded.
 const MAX_REFERENCE_DEPTH: usize = 64;
 
+/// How long fetching a document may take.
+const FETCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The largest document fetched: far above the largest public API descriptions, low enough that
+/// a server that never stops sending cannot exhaust memory.
+const MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
+
 /// An OpenAPI 3.0 or 3.1 document, parsed and version-checked, ready for
 /// [`OpenApiToolset::builder`](super::OpenApiToolset::builder).
 ///
@@ -54,8 +61,8 @@ impl OpenApiSpec {
         Self::from_text(&text, origin, None)
     }
 
-    /// Fetches and parses the document at `url` (JSON or YAML). Relative server URLs in it, and
-    /// a document without servers, resolve against this URL.
+    /// Fetches and parses the document at `url` (JSON or YAML), within 60 s and 64 MiB.
+    /// Relative server URLs in it, and a document without servers, resolve against this URL.
     pub async fn from_url(url: &str) -> Result<Self, OpenApiError> {
         let parsed = reqwest::Url::parse(url).map_err(|error| {
             OpenApiError::new(format!("`{url}`"), None, format!("is not a URL: {error}"))
@@ -65,7 +72,11 @@ impl OpenApiSpec {
             let error = super::with_causes(&error.without_url());
             OpenApiError::new(&origin, None, format!("cannot be fetched: {error}"))
         };
-        let response = reqwest::get(parsed.clone()).await.map_err(failed)?;
+        let client = reqwest::Client::builder()
+            .timeout(FETCH_TIMEOUT)
+            .build()
+            .map_err(failed)?;
+        let mut response = client.get(parsed.clone()).send().await.map_err(failed)?;
         let status = response.status();
         if !status.is_success() {
             return Err(OpenApiError::new(
@@ -74,7 +85,19 @@ impl OpenApiSpec {
                 format!("cannot be fetched: the server answered {status}"),
             ));
         }
-        let text = response.text().await.map_err(failed)?;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(failed)? {
+            if bytes.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+                return Err(OpenApiError::new(
+                    &origin,
+                    None,
+                    format!("is larger than the {MAX_DOCUMENT_BYTES} bytes read"),
+                ));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| OpenApiError::new(&origin, None, "is not UTF-8 text".to_owned()))?;
         Self::from_text(&text, origin, Some(parsed))
     }
 
