@@ -160,7 +160,9 @@ impl OpenApiToolsetBuilder {
         self
     }
 
-    /// Adds headers to every call (after the credentials'), from any source.
+    /// Adds headers to every call (after the credentials'), from any source. With a hook set,
+    /// an operation whose security schemes have no credential is still sent: the hook is trusted
+    /// to sign it.
     pub fn auth_headers(mut self, provider: Arc<dyn AuthHeaders>) -> Self {
         self.auth_headers.push(provider);
         self
