@@ -90,7 +90,8 @@ const GEMINI_KEYS: [&str; 2] = ["GOOGLE_API_KEY", "GEMINI_API_KEY"];
 ///   `GOOGLE_GENAI_USE_VERTEXAI` is `true` or `1`, on Vertex AI as `vertex_ai/` below.
 /// - `vertex_ai/<name>`: the Gemini adapter on Vertex AI in `GOOGLE_CLOUD_PROJECT` at
 ///   `GOOGLE_CLOUD_LOCATION` (else `global`), with Application Default Credentials
-///   (`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's login, or the metadata server).
+///   (`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's login, or the metadata server); at
+///   `GOOGLE_VERTEX_BASE_URL` (`/v1` is added) when it is set, as Google's SDKs do.
 /// - `claude-*` or `anthropic/<name>`: the Anthropic adapter, with the key in
 ///   `ANTHROPIC_API_KEY`, at `ANTHROPIC_BASE_URL` when it is set (a server other than Anthropic
 ///   may need no key).
@@ -172,10 +173,13 @@ impl EnvModelResolver {
         let location = self
             .var("GOOGLE_CLOUD_LOCATION")
             .unwrap_or_else(|| DEFAULT_VERTEX_LOCATION.to_owned());
-        let model = GeminiModel::builder(name)
+        let mut builder = GeminiModel::builder(name)
             .vertex(project.trim(), location.trim())
-            .credentials(credentials)
-            .build()?;
+            .credentials(credentials);
+        if let Some(base_url) = self.var("GOOGLE_VERTEX_BASE_URL") {
+            builder = builder.base_url(format!("{}/v1", base_url.trim_end_matches('/')));
+        }
+        let model = builder.build()?;
         Ok(Arc::new(model))
     }
 

@@ -18,27 +18,59 @@ pub(crate) async fn adk(
     args: &[&str],
     input: &str,
 ) -> (bool, String, String) {
+    let base_url = server.map(adk_test::MockServer::base_url);
+    let mut env = Vec::new();
+    if let Some(base_url) = &base_url {
+        env.extend([
+            ("OPENAI_BASE_URL", base_url.as_str()),
+            ("OPENAI_API_KEY", "test-key"),
+            ("OPENAI_MODEL", "mock-model"),
+        ]);
+    }
+    adk_with_env(args, input, &env).await
+}
+
+/// The variables that choose a model, removed from every run of `adk` so that only what a test
+/// sets chooses one.
+const MODEL_VARIABLES: [&str; 17] = [
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_VERTEX_BASE_URL",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_MODEL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "ADK_PROVIDER",
+    "ADK_MODEL",
+    "ADK_DATABASE_URL",
+];
+
+/// Runs `adk` with `args`, feeding `input`, with the model variables of `env` alone; returns its
+/// exit success, stdout and stderr.
+pub(crate) async fn adk_with_env(
+    args: &[&str],
+    input: &str,
+    env: &[(&str, &str)],
+) -> (bool, String, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_adk"));
+    command.args(args);
+    for variable in MODEL_VARIABLES {
+        command.env_remove(variable);
+    }
     command
-        .args(args)
-        .env_remove("GOOGLE_API_KEY")
-        .env_remove("GEMINI_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("ADK_PROVIDER")
-        .env_remove("ADK_MODEL")
-        .env_remove("ADK_DATABASE_URL")
         // The local model has its own end-to-end tests; here an unconfigured model is an error.
         .env("ADK_NO_LOCAL_MODEL", "true")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Some(server) = server {
-        command
-            .env("OPENAI_BASE_URL", server.base_url())
-            .env("OPENAI_API_KEY", "test-key")
-            .env("OPENAI_MODEL", "mock-model");
-    }
     let mut child = command.spawn().expect("the adk binary starts");
     let mut stdin = child.stdin.take().expect("stdin is piped");
     stdin
