@@ -5,9 +5,10 @@
 //! traffic in the formats found there ([`recording`]), and a loopback HTTP server that serves
 //! recorded or scripted responses ([`MockServer`]), the conformance suite of model adapters
 //! ([`model_conformance`]), a headless browser driven over WebDriver
-//! ([`browser::Browser`]), the Python A2A peers installed from PyPI ([`python_peers`]) and the real
-//! MCP servers from npm ([`mcp_servers`]). It depends only on the lowest layers and is never a
-//! normal dependency of a library crate.
+//! ([`browser::Browser`]), the Python A2A peers installed from PyPI ([`python_peers`]), the real
+//! MCP servers from npm ([`mcp_servers`]) and a FastAPI pet store serving an OpenAPI document
+//! ([`pet_store`]). It depends only on the lowest layers and is never a normal dependency of a
+//! library crate.
 
 mod agent_run;
 pub mod browser;
@@ -19,6 +20,7 @@ mod jwt;
 mod log_capture;
 pub mod mcp_servers;
 pub mod model_conformance;
+pub mod pet_store;
 mod postgres;
 pub mod python_peers;
 pub mod recording;
