@@ -247,6 +247,9 @@ async fn initial_events_restore_a_conversation_but_cannot_forge_protocol_calls()
 
 #[tokio::test]
 async fn run_answers_the_invocation_events_in_adk_pythons_shape() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let mut answer = LlmResponse::new(Content::model("It is sunny"));
     answer.finish_reason = Some(FinishReason::Stop);
     answer.turn_complete = Some(true);

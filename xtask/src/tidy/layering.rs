@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! L0   adk-core
-//! L1   adk-telemetry, adk-model, adk-tool, adk-session, adk-local-model
+//! L1   adk-telemetry, adk-model, adk-tool, adk-session, adk-local-model, adk-gate
 //! L2   adk-flow
 //! L3   adk-runner, adk-orchestrator, adk-workflow
 //! L4   adk-config, adk-a2a, and any other crate under crates/
@@ -56,6 +56,9 @@ pub const LAYER_TABLE: &[(&str, Tier)] = &[
     ("adk-tool", Tier::Layer(1)),
     ("adk-session", Tier::Layer(1)),
     ("adk-local-model", Tier::Layer(1)),
+    // The front door of the servers (authentication, hosts, origins, timeouts): below both the
+    // A2A server and the REST server, which share it; it knows no other adk crate.
+    ("adk-gate", Tier::Layer(1)),
     ("adk-flow", Tier::Layer(2)),
     ("adk-runner", Tier::Layer(3)),
     // The orchestrator and the run loop are agents above the flow: they see the flow's agents

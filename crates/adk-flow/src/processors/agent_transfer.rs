@@ -44,6 +44,11 @@ pub(crate) fn may_transfer_to(step: &Step, name: &str) -> bool {
         .any(|agent| agent.name() == name)
 }
 
+/// Whether the agent may transfer to any agent, so that its requests declare the transfer tool.
+pub(crate) fn has_transfer_targets(step: &Step) -> bool {
+    !transfer_targets(step).is_empty()
+}
+
 /// The agents this one may transfer to: its sub-agents, then its parent and its peers when the
 /// parent is an `LlmAgent` and they are not disallowed; only chat agents (task and single-turn
 /// agents are reached through their tools).

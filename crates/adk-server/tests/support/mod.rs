@@ -129,6 +129,16 @@ impl TestServer {
     /// A server on `model` with `config`: app `weather`, whose root agent has the tools
     /// `get_weather`, `save_report` and `wait_forever`, on SQLite sessions created on first use.
     pub(crate) async fn start_with(model: ScriptedModel, config: ServerConfig) -> Self {
+        Self::start_serving(model, config, false).await
+    }
+
+    /// Like [`start_with`](Self::start_with), also serving the app over A2A when the `a2a` feature
+    /// is on.
+    pub(crate) async fn start_with_a2a(model: ScriptedModel, config: ServerConfig) -> Self {
+        Self::start_serving(model, config, true).await
+    }
+
+    async fn start_serving(model: ScriptedModel, config: ServerConfig, a2a: bool) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let sessions = SqliteSessionService::open(dir.path().join("sessions.db"))
             .await
@@ -160,7 +170,7 @@ impl TestServer {
             .memory_service(Arc::new(InMemoryMemoryService::new()))
             .build()
             .unwrap();
-        Self::serve(runner, model, config, dir, started, cancelled).await
+        Self::serve(runner, model, config, a2a, dir, started, cancelled).await
     }
 
     /// App `weather` as a workflow: `classify` routes long messages to two fetchers joined by
@@ -223,7 +233,7 @@ impl TestServer {
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let (started, cancelled) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
-        Self::serve(runner, model, config, dir, started, cancelled).await
+        Self::serve(runner, model, config, false, dir, started, cancelled).await
     }
 
     /// Serves `runner` on a loopback port until shut down.
@@ -231,16 +241,20 @@ impl TestServer {
         runner: Runner,
         model: ScriptedModel,
         config: ServerConfig,
+        a2a: bool,
         dir: tempfile::TempDir,
         started: Arc<Notify>,
         cancelled: Arc<Notify>,
     ) -> Self {
-        let server = Server::builder()
+        let builder = Server::builder()
             .app(runner.clone())
             .span_store(span_store())
-            .config(config)
-            .build()
-            .unwrap();
+            .config(config);
+        #[cfg(feature = "a2a")]
+        let builder = builder.a2a(a2a);
+        #[cfg(not(feature = "a2a"))]
+        let _ = a2a;
+        let server = builder.build().unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (shutdown, signal) = oneshot::channel::<()>();
