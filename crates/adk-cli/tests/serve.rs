@@ -53,7 +53,8 @@ async fn api_server_serves_every_bundled_agent_and_stops_on_sigterm() {
             "multi_agent",
             "orchestrator",
             "pipeline",
-            "quickstart"
+            "quickstart",
+            "workflow"
         ])
     );
     // Without the UI, `/` is not served.
@@ -97,6 +98,45 @@ async fn api_server_serves_every_bundled_agent_and_stops_on_sigterm() {
         events[2]["content"]["parts"][0]["text"],
         "It is sunny in Paris."
     );
+    // The plain root agent's events carry its node path, as ADK 2.x's do.
+    for event in &events {
+        assert_eq!(event["nodeInfo"]["path"], "weather_agent@1", "{event}");
+    }
+
+    // The workflow example's graph, as the dev UI asks for it: nodes, edges and a DOT drawing.
+    let graph: Value =
+        json_answer(client.get(format!("{}/dev/apps/workflow/build_graph", served.base))).await;
+    let root = &graph["root_agent"];
+    assert_eq!(root["type"], "workflow");
+    let nodes: Vec<&str> = root["graph"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| node["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        nodes,
+        [
+            "__START__",
+            "intake",
+            "weather_scout",
+            "sights_scout",
+            "small_talk",
+            "gather",
+            "planner"
+        ]
+    );
+    let images: Value = json_answer(client.get(format!(
+        "{}/dev/apps/workflow/build_graph_image?dark_mode=true",
+        served.base
+    )))
+    .await;
+    let dot = images[""]["dotSrc"].as_str().unwrap();
+    assert!(
+        dot.contains("intake -> weather_scout [label=\"  trip\"]"),
+        "{dot}"
+    );
+    assert!(dot.contains("gather -> planner"), "{dot}");
 
     let (success, rest) = served.terminate().await;
     assert!(success, "{rest}");

@@ -17,9 +17,10 @@ use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::SessionService;
 use crate::ids::{Clock, IdGen, SystemClock, UuidIdGen};
 use crate::{Agent, AgentTree, ArtifactService, Content, Error, ErrorKind, Event, EventActions};
-use crate::{InvocationId, MemoryService, Part, Result, Session, SessionKey, SessionService};
+use crate::{InvocationId, MemoryService, NodePath, Part, Result, Session, SessionKey};
 
 /// How a run streams model output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -178,6 +179,10 @@ pub struct InvocationContext {
     invocation: Arc<Invocation>,
     agent: Arc<dyn Agent>,
     branch: Option<Arc<str>>,
+    /// The node run this context runs, stamped on its events (`nodeInfo.path`).
+    node_path: NodePath,
+    /// The conversation this run's events belong to when it is kept apart (a delegated task's).
+    isolation_scope: Option<Arc<str>>,
 }
 
 impl InvocationContext {
@@ -191,6 +196,7 @@ impl InvocationContext {
             run_config: RunConfig::default(),
             agent_tree: None,
             branch: None,
+            node_path: NodePath::default(),
             session_service: None,
             artifact_service: None,
             memory_service: None,
@@ -221,6 +227,42 @@ impl InvocationContext {
     /// The dotted branch (`root.child`) this run's events belong to; `None` at the top.
     pub fn branch(&self) -> Option<&str> {
         self.branch.as_deref()
+    }
+
+    /// The path of the node run this context runs (`wf@1/classify@1`, `assistant@1`); empty
+    /// outside every node (the deprecated sequential, parallel and loop agents).
+    pub fn node_path(&self) -> &NodePath {
+        &self.node_path
+    }
+
+    /// The isolation scope of this run: set for a delegated task, whose events are kept apart
+    /// from the rest of the session.
+    pub fn isolation_scope(&self) -> Option<&Arc<str>> {
+        self.isolation_scope.as_ref()
+    }
+
+    /// This context for the node run at `path` (same agent, branch and scope).
+    pub fn with_node_path(&self, path: NodePath) -> Self {
+        Self {
+            node_path: path,
+            ..self.clone()
+        }
+    }
+
+    /// This context with the isolation scope `scope`.
+    pub fn with_isolation_scope(&self, scope: Option<Arc<str>>) -> Self {
+        Self {
+            isolation_scope: scope,
+            ..self.clone()
+        }
+    }
+
+    /// This context on the branch `branch` (`None`: the top).
+    pub fn with_branch(&self, branch: Option<&str>) -> Self {
+        Self {
+            branch: branch.map(Into::into),
+            ..self.clone()
+        }
     }
 
     /// The identity of the session.
@@ -284,25 +326,27 @@ impl InvocationContext {
         &self.invocation.cancellation
     }
 
-    /// A new event of this agent in this invocation and branch, with an id and timestamp from the
-    /// run's seams.
+    /// A new event of this agent in this invocation, branch, node run and isolation scope, with an
+    /// id and timestamp from the run's seams.
     pub fn new_event(&self) -> Event {
-        Event::with_seams(
+        let mut event = Event::with_seams(
             self.invocation_id().clone(),
             self.agent_name(),
             self.ids(),
             self.clock(),
         )
-        .with_branch(self.branch.as_deref().map(str::to_owned))
+        .with_branch(self.branch.as_deref().map(str::to_owned));
+        event.node_info.path = self.node_path.clone();
+        event.isolation_scope = self.isolation_scope.clone();
+        event
     }
 
     /// A context for running `agent` in the same invocation and branch (a transfer, a sequential
     /// child).
     pub fn with_agent(&self, agent: Arc<dyn Agent>) -> Self {
         Self {
-            invocation: self.invocation.clone(),
             agent,
-            branch: self.branch.clone(),
+            ..self.clone()
         }
     }
 
@@ -321,9 +365,9 @@ impl InvocationContext {
             None => suffix.to_owned(),
         };
         Self {
-            invocation: self.invocation.clone(),
             agent,
             branch: Some(branch.into()),
+            ..self.clone()
         }
     }
 
@@ -440,6 +484,7 @@ impl fmt::Debug for InvocationContext {
             .field("invocation_id", self.invocation_id())
             .field("agent", &self.agent_name())
             .field("branch", &self.branch)
+            .field("node_path", &self.node_path)
             .field("session", self.session_key())
             .finish_non_exhaustive()
     }
@@ -455,6 +500,7 @@ pub struct InvocationContextBuilder {
     run_config: RunConfig,
     agent_tree: Option<AgentTree>,
     branch: Option<String>,
+    node_path: NodePath,
     session_service: Option<Arc<dyn SessionService>>,
     artifact_service: Option<Arc<dyn ArtifactService>>,
     memory_service: Option<Arc<dyn MemoryService>>,
@@ -515,6 +561,13 @@ impl InvocationContextBuilder {
     /// The branch the run starts on.
     pub fn branch(mut self, branch: impl Into<String>) -> Self {
         self.branch = Some(branch.into());
+        self
+    }
+
+    /// The path of the node run the context starts with (`assistant@1` for a root agent); empty
+    /// by default.
+    pub fn node_path(mut self, path: NodePath) -> Self {
+        self.node_path = path;
         self
     }
 
@@ -603,6 +656,8 @@ impl InvocationContextBuilder {
             invocation: Arc::new(invocation),
             agent: self.agent,
             branch: self.branch.map(Into::into),
+            node_path: self.node_path,
+            isolation_scope: None,
         })
     }
 }

@@ -9,11 +9,14 @@ mod code_executor;
 mod flow;
 mod instruction_template;
 mod llm_agent;
+mod mode;
 mod next_boxed;
+mod node_paths;
 mod overflow;
 mod planner;
 mod plugin;
 mod processors;
+pub mod task;
 mod tool_state;
 
 pub use agent_tool::AgentTool;
@@ -27,6 +30,8 @@ pub use callbacks::{
 };
 pub use code_executor::{BuiltInCodeExecutor, CodeExecutor};
 pub use llm_agent::{IncludeContents, InstructionProvider, LlmAgent, LlmAgentBuilder};
+pub use mode::AgentMode;
+pub use node_paths::{agent_path, next_run_id};
 pub use overflow::{ContextCompactor, OverflowCompaction};
 pub use planner::{BuiltInPlanner, PlanReActPlanner, Planner};
 pub use plugin::{Plugin, Plugins};

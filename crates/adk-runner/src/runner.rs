@@ -288,7 +288,7 @@ impl Inner {
 
         if resumed.is_none() {
             let agent = agent_to_run(&self.tree, &ctx.session().events);
-            return Ok(Some(ctx.with_agent(agent)));
+            return Ok(Some(self.placed(ctx, agent)));
         }
         resume::restore_progress(&ctx);
         let root = self.tree.root().clone();
@@ -305,7 +305,19 @@ impl Inner {
         } else {
             root
         };
-        Ok(Some(ctx.with_agent(agent)))
+        Ok(Some(self.placed(ctx, agent)))
+    }
+
+    /// The invocation's context for running `agent`. Under an `LlmAgent` root, which runs as a
+    /// node as in ADK 2.x, the run has a node path: the agent's place in the tree
+    /// (`assistant@1`, `coordinator@1/helper@1`), stamped on its events. A workflow root makes
+    /// its own paths; the deprecated sequential, parallel and loop agents have none.
+    fn placed(&self, ctx: InvocationContext, agent: Arc<dyn Agent>) -> InvocationContext {
+        if self.tree.root().downcast_ref::<LlmAgent>().is_none() {
+            return ctx.with_agent(agent);
+        }
+        let path = adk_flow::agent_path(&ctx, &self.tree, agent.as_ref());
+        ctx.with_agent(agent).with_node_path(path)
     }
 
     /// Checks the message a plugin's `on_user_message` put in place of the user's as the user's own
@@ -463,6 +475,13 @@ impl Inner {
             self.save_input_blobs(ctx, &mut message, &mut actions)
                 .await?;
         }
+        // A message that answers no call joins the conversation of the task that waits for the
+        // user, if one does (ADK 2.x's Task API): only that task's agent sees it.
+        let scope = if message.function_responses().next().is_none() {
+            adk_flow::task::active_task_scope(&ctx.session().events)
+        } else {
+            None
+        };
         let mut event = Event::with_seams(
             ctx.invocation_id().clone(),
             USER_AUTHOR,
@@ -472,6 +491,7 @@ impl Inner {
         .with_content(message)
         .with_actions(actions)
         .with_branch(branch);
+        event.isolation_scope = scope;
         event.add_run_metadata(&ctx.run_config().custom_metadata);
         if credentials::holds_credentials(&event) {
             // The invocation's copy keeps the secret for the call it resumes; storage never sees

@@ -2,6 +2,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod app_info;
+mod build_graph;
 mod config;
 pub mod dev_ui;
 mod error;

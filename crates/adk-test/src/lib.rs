@@ -6,9 +6,9 @@
 //! recorded or scripted responses ([`MockServer`]), the conformance suite of model adapters
 //! ([`model_conformance`]), a headless browser driven over WebDriver
 //! ([`browser::Browser`]), the Python A2A peers installed from PyPI ([`python_peers`]), the real
-//! MCP servers from npm ([`mcp_servers`]) and a FastAPI pet store serving an OpenAPI document
-//! ([`pet_store`]). It depends only on the lowest layers and is never a normal dependency of a
-//! library crate.
+//! MCP servers from npm ([`mcp_servers`]), a FastAPI pet store serving an OpenAPI document
+//! ([`pet_store`]), and transcripts of runs to compare adk-rs with ADK Python ([`transcript`]). It
+//! depends only on the lowest layers and is never a normal dependency of a library crate.
 
 mod agent_run;
 pub mod browser;
@@ -31,6 +31,7 @@ mod seams;
 mod shared;
 mod skip;
 mod strategies;
+pub mod transcript;
 
 pub use agent_run::{AgentRun, render_events};
 pub use cache::{cache_dir, install_once};

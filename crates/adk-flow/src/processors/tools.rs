@@ -25,6 +25,7 @@ pub(super) async fn collect(step: &mut Step) -> Result<()> {
     for toolset in &step.agent.toolsets {
         tools.extend(toolset.tools(&readonly).await?);
     }
+    tools.extend(crate::task::implicit_tools(&step.agent));
     place_provider_tools(step, &mut tools)?;
     for tool in &tools {
         let name = tool.name().to_owned();

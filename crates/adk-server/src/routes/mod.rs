@@ -9,6 +9,7 @@
 mod artifacts;
 mod debug;
 mod dev_ui;
+mod graph;
 mod meta;
 mod run;
 mod sessions;
@@ -222,6 +223,18 @@ const ROUTES: &[Route] = &[
         path: "/dev/apps/{app}/graph",
         access: Access::AnyCaller,
         handler: || get(debug::app_graph),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/build_graph",
+        access: Access::AnyCaller,
+        handler: || get(graph::build_graph),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/build_graph_image",
+        access: Access::AnyCaller,
+        handler: || get(graph::build_graph_image),
     },
     Route {
         method: Method::GET,
