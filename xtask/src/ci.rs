@@ -156,10 +156,12 @@ impl TestTally {
         Some(tally)
     }
 
-    /// Whether `line` says that a test did not run (it holds a [`SKIPPED_MARKER`]; libtest may
-    /// have written its own `test name ... ` before it on the same line).
-    pub fn is_skip_report(line: &str) -> bool {
-        line.contains(SKIPPED_MARKER)
+    /// The test `line` says did not run, when it holds a [`SKIPPED_MARKER`] (libtest may have
+    /// written its own `test name ... ` before it on the same line).
+    pub fn skipped_test(line: &str) -> Option<&str> {
+        let (_, rest) = line.split_once(SKIPPED_MARKER)?;
+        let rest = rest.trim_start();
+        Some(rest.split_once(" (").map_or(rest, |(test, _)| test).trim())
     }
 
     /// Adds another summary's counts to these.
@@ -168,16 +170,6 @@ impl TestTally {
         self.failed += other.failed;
         self.ignored += other.ignored;
         self.skipped += other.skipped;
-    }
-
-    /// Adds one line of cargo test's output: a summary adds its counts, a skip report moves one
-    /// test from passed to skipped.
-    pub fn observe(&mut self, line: &str) {
-        if let Some(summary) = Self::parse_summary(line) {
-            self.add(summary);
-        } else if Self::is_skip_report(line) {
-            self.skipped += 1;
-        }
     }
 
     /// The tests that passed and really ran: libtest's passed count less the skipped ones.
@@ -197,6 +189,36 @@ impl fmt::Display for TestTally {
             self.failed,
             self.ignored + self.skipped
         )
+    }
+}
+
+/// Reads cargo test's output, line by line, into a [`TestTally`]: a summary adds its counts, and
+/// a test that reported it could not run moves from passed to skipped once, however many skip
+/// lines it printed (a test that checks two databases prints one for each).
+#[derive(Debug, Default)]
+pub struct TallyReader {
+    tally: TestTally,
+    /// The tests of the test binary being read that reported a skip.
+    skipped_here: std::collections::HashSet<String>,
+}
+
+impl TallyReader {
+    /// Adds one line of output.
+    pub fn observe(&mut self, line: &str) {
+        if let Some(summary) = TestTally::parse_summary(line) {
+            // A binary's summary closes its output: its skips were all seen.
+            self.tally.add(summary);
+            self.skipped_here.clear();
+        } else if let Some(test) = TestTally::skipped_test(line)
+            && self.skipped_here.insert(test.to_owned())
+        {
+            self.tally.skipped += 1;
+        }
+    }
+
+    /// The totals so far.
+    pub fn tally(&self) -> TestTally {
+        self.tally
     }
 }
 
@@ -306,13 +328,14 @@ fn run_cargo_test(root: &Path, args: &[&str]) -> anyhow::Result<TestTally> {
         .stdout
         .take()
         .context("cargo's stdout was not piped")?;
-    let mut tally = TestTally::default();
+    let mut reader = TallyReader::default();
     for line in BufReader::new(stdout).lines() {
         let line = line.context("could not read cargo's output")?;
         println!("{line}");
         flush_stdout();
-        tally.observe(&line);
+        reader.observe(&line);
     }
+    let tally = reader.tally();
     let status = child.wait().context("could not wait for cargo")?;
     if !status.success() {
         println!("{tally}");
@@ -425,13 +448,44 @@ mod tests {
             "test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; \
              finished in 0.01s",
         ];
-        let mut tally = TestTally::default();
+        let mut reader = TallyReader::default();
         for line in output {
-            tally.observe(line);
+            reader.observe(line);
         }
+        let tally = reader.tally();
         assert_eq!(tally.skipped, 2);
         assert_eq!(tally.passed_and_ran(), 1);
         assert_eq!(tally.to_string(), "tests: 1 passed, 0 failed, 3 skipped");
+    }
+
+    #[test]
+    fn a_test_that_reports_its_skip_twice_is_one_skipped_test() {
+        // A test that checks two databases asks for PostgreSQL twice, and says so twice.
+        let output = [
+            "running 2 tests",
+            "adk-test: skipped: postgres_first_layout_upgrade (ADK_POSTGRES_URL is not set)",
+            "adk-test: skipped: postgres_first_layout_upgrade (ADK_POSTGRES_URL is not set)",
+            "test postgres_first_layout_upgrade ... ok",
+            "test sqlite_first_layout_upgrade ... ok",
+            "test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; \
+             finished in 0.01s",
+            // Another binary's test of the same name is another test.
+            "running 1 test",
+            "test postgres_first_layout_upgrade ... adk-test: skipped: \
+             postgres_first_layout_upgrade (ADK_POSTGRES_URL is not set)",
+            "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; \
+             finished in 0.01s",
+        ];
+        let mut reader = TallyReader::default();
+        for line in output {
+            reader.observe(line);
+        }
+        let tally = reader.tally();
+        assert_eq!((tally.skipped, tally.passed_and_ran()), (2, 1));
+        assert_eq!(
+            TestTally::skipped_test("x ... adk-test: skipped: a::b (why (really))"),
+            Some("a::b")
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Tests of `cargo xtask release` and of the crates' metadata: the metadata check and the publish
-//! order on the real workspace, and whole releases (the checks and the bump; not ci, packaging or
+//! order on the real workspace, and whole releases (the checks and the bump; not ci or
 //! semver-checks, which are slow and run in the release itself) on a copy of the repository in a
-//! temporary directory, committed to a fresh git repository there.
+//! temporary directory, committed to a fresh git repository there. The packaging step runs for
+//! real on the core crate of a bumped copy: packaged and built from its `.crate` file, offline.
 
 use std::fs;
 use std::path::Path;
@@ -302,6 +303,16 @@ fn a_release_bumps_every_version_and_dates_its_changelog_section() {
     assert!(err.starts_with(&format!(
         "{next} is not greater than the current version {next}"
     )));
+
+    // Its core crate packages for real: `cargo package --offline`, which builds the crate from
+    // its `.crate` file as crates.io would.
+    release::package(copy.path(), &["adk-core".to_owned()]).unwrap();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| copy.path().join("target"), std::path::PathBuf::from);
+    let packaged = target
+        .join("package")
+        .join(format!("adk-core-{next}.crate"));
+    assert!(packaged.is_file(), "{} was written", packaged.display());
 }
 
 #[test]

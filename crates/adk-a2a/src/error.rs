@@ -56,15 +56,14 @@ pub enum A2aError {
         #[source]
         source: reqwest::Error,
     },
-    /// The server answered with an HTTP error status.
-    #[error("{url} answered HTTP {status}: {body}")]
+    /// The server answered with an HTTP error status (or a redirect, which is not followed). The
+    /// body is not kept: it is the peer's text, which has no place in messages and logs.
+    #[error("{url} answered HTTP {status}")]
     Http {
         /// Where.
         url: String,
         /// The status.
         status: u16,
-        /// The start of the body.
-        body: String,
     },
     /// A response (or one streamed event) was larger than the configured limit.
     #[error(
@@ -84,8 +83,9 @@ pub enum A2aError {
         /// What was wrong.
         message: String,
     },
-    /// The remote agent answered with a JSON-RPC error.
-    #[error("the remote agent answered JSON-RPC error {}: {}", .error.code, .error.message)]
+    /// The remote agent answered with a JSON-RPC error. Its message is the peer's text: it is
+    /// kept in `error` for code that wants it, and left out of this error's own message.
+    #[error("the remote agent answered JSON-RPC error {} ({})", .error.code, meaning(.error.code))]
     Remote {
         /// The error.
         error: JsonRpcError,
@@ -112,6 +112,34 @@ pub enum A2aError {
     /// The setup is wrong (a bad header, a missing URL).
     #[error("{0}")]
     Config(String),
+}
+
+/// What a JSON-RPC or A2A error code means.
+fn meaning(code: i64) -> &'static str {
+    use crate::types::error_codes;
+    match code {
+        error_codes::PARSE_ERROR => "the request was not JSON",
+        error_codes::INVALID_REQUEST => "not a valid request",
+        error_codes::METHOD_NOT_FOUND => "no such method",
+        error_codes::INVALID_PARAMS => "invalid parameters",
+        error_codes::INTERNAL_ERROR => "an internal error of the remote agent",
+        error_codes::TASK_NOT_FOUND => "no such task",
+        error_codes::TASK_NOT_CANCELABLE => "the task cannot be cancelled",
+        error_codes::PUSH_NOTIFICATION_NOT_SUPPORTED => "push notifications are not supported",
+        error_codes::UNSUPPORTED_OPERATION => "the operation is not supported",
+        _ => "an error of the remote agent's own",
+    }
+}
+
+/// A JSON error described by its kind and place, quoting nothing of the text it is about.
+pub(crate) fn json_problem(error: &serde_json::Error) -> String {
+    let kind = match error.classify() {
+        serde_json::error::Category::Io => "it could not be read",
+        serde_json::error::Category::Syntax => "it is not valid JSON",
+        serde_json::error::Category::Data => "it does not have the expected shape",
+        serde_json::error::Category::Eof => "it ends too early",
+    };
+    format!("{kind} (line {}, column {})", error.line(), error.column())
 }
 
 impl A2aError {

@@ -17,7 +17,12 @@ use adk_runner::RunRequest;
 use adk_test::{MockResponse, MockServer, ScriptedModel};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
-use support::{free_port, payments_agent, run, run_until_error, runner, serve, texts_by};
+use support::{
+    free_port, local_app_with_remote_bank, run, run_until_error, runner, serve, texts_by,
+};
+
+/// How long anything may take before the test calls it a hang.
+const PATIENCE: Duration = Duration::from_secs(120);
 
 fn remote(name: &str, base_url: &str) -> Arc<RemoteA2aAgent> {
     Arc::new(
@@ -58,16 +63,8 @@ async fn a_remote_agent_works_as_a_tool() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn input_required_is_answered_through_the_confirmation_flow() {
-    let (payments, transfers) = payments_agent("payments");
-    let base_url = serve(runner("bank", payments)).await;
-    let model =
-        ScriptedModel::new("local").then_call("transfer_to_agent", json!({"agent_name": "bank"}));
-    let root = LlmAgent::builder("root")
-        .model(model)
-        .sub_agent(remote("bank", &base_url))
-        .build()
-        .unwrap();
-    let runner = runner("local_app", Arc::new(root));
+    // This bank is trusted to ask for confirmations in the local agent's name.
+    let (runner, transfers) = local_app_with_remote_bank(true).await;
 
     let paused = run(&runner, "s-1", "Send 500 to Bob").await.unwrap();
     let request = paused
@@ -140,14 +137,20 @@ async fn dropping_the_run_cancels_the_remote_task() {
     let mut events = Box::pin(runner.run("ada", "s-1", "work"));
     // The remote agent's call of its tool arrives as a thought: the remote task is running.
     loop {
-        let event = events.next().await.unwrap().unwrap();
+        let event = tokio::time::timeout(PATIENCE, events.next())
+            .await
+            .expect("the remote task reports its tool call")
+            .unwrap()
+            .unwrap();
         if event.function_calls().any(|call| call.name == "slow") {
             break;
         }
     }
     drop(events);
     // The remote tool is stopped only because the remote task was cancelled.
-    stopped.notified().await;
+    tokio::time::timeout(PATIENCE, stopped.notified())
+        .await
+        .expect("the remote task is cancelled");
 }
 
 /// Notifies when dropped.

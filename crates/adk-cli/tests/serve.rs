@@ -53,7 +53,8 @@ async fn api_server_serves_every_bundled_agent_and_stops_on_sigterm() {
             "multi_agent",
             "orchestrator",
             "pipeline",
-            "quickstart"
+            "quickstart",
+            "workflow"
         ])
     );
     // Without the UI, `/` is not served.
@@ -97,6 +98,45 @@ async fn api_server_serves_every_bundled_agent_and_stops_on_sigterm() {
         events[2]["content"]["parts"][0]["text"],
         "It is sunny in Paris."
     );
+    // The plain root agent's events carry its node path, as ADK 2.x's do.
+    for event in &events {
+        assert_eq!(event["nodeInfo"]["path"], "weather_agent@1", "{event}");
+    }
+
+    // The workflow example's graph, as the dev UI asks for it: nodes, edges and a DOT drawing.
+    let graph: Value =
+        json_answer(client.get(format!("{}/dev/apps/workflow/build_graph", served.base))).await;
+    let root = &graph["root_agent"];
+    assert_eq!(root["type"], "workflow");
+    let nodes: Vec<&str> = root["graph"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| node["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        nodes,
+        [
+            "__START__",
+            "intake",
+            "weather_scout",
+            "sights_scout",
+            "small_talk",
+            "gather",
+            "planner"
+        ]
+    );
+    let images: Value = json_answer(client.get(format!(
+        "{}/dev/apps/workflow/build_graph_image?dark_mode=true",
+        served.base
+    )))
+    .await;
+    let dot = images[""]["dotSrc"].as_str().unwrap();
+    assert!(
+        dot.contains("intake -> weather_scout [label=\"  trip\"]"),
+        "{dot}"
+    );
+    assert!(dot.contains("gather -> planner"), "{dot}");
 
     let (success, rest) = served.terminate().await;
     assert!(success, "{rest}");
@@ -155,6 +195,144 @@ async fn a2a_serves_one_agent_with_its_card_and_json_rpc() {
         "{answer}"
     );
 
+    let (success, rest) = served.terminate().await;
+    assert!(success, "{rest}");
+}
+
+#[tokio::test]
+async fn security_identity_a_server_on_a_network_address_refuses_to_start_without_authentication() {
+    let model = MockServer::start([]).await;
+    // Open on every interface: refused, before anything is served.
+    let refused = adk_on(
+        &model,
+        &[
+            "api_server",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+            "--in-memory",
+        ],
+    )
+    .env("ADK_NO_LOCAL_MODEL", "true")
+    .output()
+    .await
+    .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("without authentication"), "{stderr}");
+
+    // Said so explicitly: served, with a warning.
+    let open = serve(
+        adk_on(
+            &model,
+            &["api_server", "--host", "0.0.0.0", "--allow-unauthenticated"],
+        ),
+        Duration::from_secs(120),
+    )
+    .await;
+    assert!(open.banner.contains("no authentication"), "{}", open.banner);
+    let (success, rest) = open.terminate().await;
+    assert!(success, "{rest}");
+
+    // With API keys: every caller authenticated, each reaching its own user only.
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("api-keys");
+    // The SHA-256 of "test".
+    std::fs::write(
+        &keys,
+        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 ada\n",
+    )
+    .unwrap();
+    let served = serve(
+        adk_on(
+            &model,
+            &[
+                "api_server",
+                "--host",
+                "0.0.0.0",
+                "--api-keys-file",
+                keys.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(120),
+    )
+    .await;
+    assert!(
+        served.banner.contains("callers authenticated"),
+        "{}",
+        served.banner
+    );
+    let base = served.base.replace("0.0.0.0", "127.0.0.1");
+    let client = reqwest::Client::new();
+    let sessions = |user: &str| format!("{base}/apps/quickstart/users/{user}/sessions");
+    let anonymous = client.get(sessions("ada")).send().await.unwrap();
+    assert_eq!(anonymous.status(), 401);
+    let own = client
+        .get(sessions("ada"))
+        .bearer_auth("test")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(own.status(), 200);
+    let other = client
+        .get(sessions("bob"))
+        .bearer_auth("test")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 403);
+    let (success, rest) = served.terminate().await;
+    assert!(success, "{rest}");
+}
+
+#[tokio::test]
+async fn a_server_checks_its_jwt_flags_at_start() {
+    let issuer = adk_test::TestIssuer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let jwks = dir.path().join("jwks.json");
+    std::fs::write(&jwks, issuer.jwks().to_string()).unwrap();
+    let model = MockServer::start([]).await;
+    let flags = |file: &str| {
+        vec![
+            "api_server".to_owned(),
+            "--jwks-file".to_owned(),
+            file.to_owned(),
+            "--jwt-issuer".to_owned(),
+            adk_test::TestIssuer::ISSUER.to_owned(),
+            "--jwt-audience".to_owned(),
+            adk_test::TestIssuer::AUDIENCE.to_owned(),
+        ]
+    };
+    // A key set that cannot be read stops the server at once.
+    let missing = flags("/nonexistent/jwks.json");
+    let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+    let output = adk_on(&model, &missing)
+        .args(["--port", "0", "--in-memory"])
+        .env("ADK_NO_LOCAL_MODEL", "true")
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("JWT key set"),
+        "{output:?}"
+    );
+
+    let good = flags(jwks.to_str().unwrap());
+    let good: Vec<&str> = good.iter().map(String::as_str).collect();
+    let served = serve(adk_on(&model, &good), Duration::from_secs(120)).await;
+    let token = issuer.token(jsonwebtoken::Algorithm::EdDSA, &issuer.claims("ada"));
+    let answer = reqwest::Client::new()
+        .get(format!(
+            "{}/apps/quickstart/users/ada/sessions",
+            served.base
+        ))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
     let (success, rest) = served.terminate().await;
     assert!(success, "{rest}");
 }

@@ -149,3 +149,42 @@ async fn api_server_serves_a_folder_of_yaml_agents_beside_the_bundled_ones() {
     let (success, rest) = served.terminate().await;
     assert!(success, "{rest}");
 }
+
+#[tokio::test]
+async fn security_deploy_a_served_folder_starts_no_local_mcp_server_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tooled")).unwrap();
+    std::fs::write(
+        dir.path().join("tooled/root_agent.yaml"),
+        "name: tooled\nmodel: openai/mock-model\ninstruction: Use the tools.\ntools:\n  - name: McpToolset\n    args:\n      stdio_server_params:\n        command: touch\n        args: [started]\n",
+    )
+    .unwrap();
+    let model = MockServer::start([]).await;
+    // Served, the folder's local MCP server is refused before anything starts.
+    let refused = adk(
+        dir.path(),
+        &model,
+        &["api_server", ".", "--port", "0", "--in-memory"],
+    )
+    .output()
+    .await
+    .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--allow-stdio-mcp"), "{stderr}");
+    assert!(!dir.path().join("started").exists());
+
+    // Allowed by the command line, the app is served (the server starts when first used).
+    let served = serve(
+        adk(
+            dir.path(),
+            &model,
+            &["api_server", ".", "--allow-stdio-mcp"],
+        ),
+        Duration::from_secs(120),
+    )
+    .await;
+    assert!(served.banner.contains("tooled"), "{}", served.banner);
+    let (success, rest) = served.terminate().await;
+    assert!(success, "{rest}");
+}

@@ -15,6 +15,7 @@ use adk_core::{
 use adk_flow::{IncludeContents, LlmAgent, LoopAgent, ParallelAgent, SequentialAgent};
 use adk_tool::mcp::{McpToolset, McpToolsetBuilder};
 use adk_tool::{Tool, ToolFilter, builtin};
+use adk_workflow::Node;
 
 use crate::ModelSpec;
 use crate::error::{ConfigError, ConfigErrorKind};
@@ -104,18 +105,25 @@ fn collect_models(
     }
 }
 
+/// What the caller registered with the loader: function tools and workflow nodes, by name.
+pub(crate) struct Registered<'a> {
+    pub(crate) function_tools: &'a BTreeMap<String, Arc<dyn Tool>>,
+    pub(crate) nodes: &'a BTreeMap<String, Node>,
+}
+
 /// Builds the agent `agent` describes, and its sub-agents.
 pub(crate) fn build_agent(
     agent: &ReadAgent,
     inherited: bool,
     models: &Models,
-    function_tools: &BTreeMap<String, Arc<dyn Tool>>,
+    registered: &Registered<'_>,
 ) -> Result<Arc<dyn Agent>, ConfigError> {
+    let function_tools = registered.function_tools;
     let inherited_below = inherited || matches!(agent.config, AgentConfig::Llm(_));
     let sub_agents = agent
         .sub_agents
         .iter()
-        .map(|sub_agent| build_agent(sub_agent, inherited_below, models, function_tools))
+        .map(|sub_agent| build_agent(sub_agent, inherited_below, models, registered))
         .collect::<Result<Vec<_>, _>>()?;
     let built: adk_core::Result<Arc<dyn Agent>> = match &agent.config {
         AgentConfig::Llm(config) => {
@@ -143,6 +151,14 @@ pub(crate) fn build_agent(
             builder
                 .build()
                 .map(|agent| Arc::new(agent) as Arc<dyn Agent>)
+        }
+        AgentConfig::Workflow(config) => {
+            return crate::workflow::build_workflow(
+                &agent.file,
+                config,
+                &sub_agents,
+                registered.nodes,
+            );
         }
     };
     built.map_err(|error| built_error(&agent.file, &error))

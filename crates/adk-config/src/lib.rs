@@ -14,6 +14,8 @@ mod read;
 #[cfg(feature = "loader")]
 mod resolver;
 mod schema;
+#[cfg(feature = "loader")]
+mod workflow;
 
 #[cfg(feature = "loader")]
 pub use error::{BoxError, ConfigError, ConfigErrorKind, Location};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use adk_core::Agent;
 use adk_tool::Tool;
 
-use crate::build::{Models, build_agent};
+use crate::build::{Models, Registered, build_agent};
 use crate::error::{ConfigError, ConfigErrorKind};
 use crate::read::{ReadAgent, ReadOptions, read_tree};
 use crate::resolver::{EnvModelResolver, ModelResolver};
@@ -50,6 +50,7 @@ pub const ROOT_AGENT_FILE: &str = "root_agent.yaml";
 #[derive(Clone)]
 pub struct AgentLoader {
     function_tools: BTreeMap<String, Arc<dyn Tool>>,
+    nodes: BTreeMap<String, adk_workflow::Node>,
     resolver: Arc<dyn ModelResolver>,
     stdio_mcp_servers: bool,
 }
@@ -64,6 +65,7 @@ impl fmt::Debug for AgentLoader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentLoader")
             .field("function_tools", &self.function_tools.keys())
+            .field("nodes", &self.nodes.keys())
             .field("stdio_mcp_servers", &self.stdio_mcp_servers)
             .finish_non_exhaustive()
     }
@@ -94,6 +96,7 @@ impl AgentLoader {
     pub fn new() -> Self {
         Self {
             function_tools: BTreeMap::new(),
+            nodes: BTreeMap::new(),
             resolver: Arc::new(EnvModelResolver::new()),
             stdio_mcp_servers: true,
         }
@@ -106,6 +109,24 @@ impl AgentLoader {
     pub fn function_tool(mut self, tool: impl adk_tool::IntoTool) -> Self {
         let tool = tool.into_tool();
         self.function_tools.insert(tool.name().to_owned(), tool);
+        self
+    }
+
+    /// Registers a workflow node (a function node, say), which a `Workflow` config's `edges` name
+    /// by its name. A dotted name written for ADK Python (`my_package.funcs.upper`) names the node
+    /// registered under its last part. A later node of the same name replaces an earlier one.
+    ///
+    /// ```
+    /// use adk_config::AgentLoader;
+    /// use adk_workflow::{Node, NodeError};
+    ///
+    /// let loader = AgentLoader::new().workflow_node(Node::function("upper", |text: String| async move {
+    ///     Ok::<_, NodeError>(text.to_uppercase())
+    /// }));
+    /// # let _ = loader;
+    /// ```
+    pub fn workflow_node(mut self, node: adk_workflow::Node) -> Self {
+        self.nodes.insert(node.name().to_owned(), node);
         self
     }
 
@@ -144,7 +165,7 @@ impl AgentLoader {
         })
         .await?;
         let models = Models::resolve(&[&tree], self.resolver.as_ref()).await?;
-        build_agent(&tree, false, &models, &self.function_tools)
+        build_agent(&tree, false, &models, &self.registered())
     }
 
     /// Loads every app of the agents directory `dir`: each subdirectory holding a
@@ -174,10 +195,18 @@ impl AgentLoader {
             .map(|(name, tree)| {
                 Ok(App {
                     name: name.clone(),
-                    root_agent: build_agent(tree, false, &models, &self.function_tools)?,
+                    root_agent: build_agent(tree, false, &models, &self.registered())?,
                 })
             })
             .collect()
+    }
+
+    /// What the caller registered, for building.
+    fn registered(&self) -> Registered<'_> {
+        Registered {
+            function_tools: &self.function_tools,
+            nodes: &self.nodes,
+        }
     }
 
     /// What reading needs to know of this loader.

@@ -20,6 +20,7 @@ use crate::schema::agents::{LlmAgentConfig, LoopAgentConfig, WorkflowAgentConfig
 use crate::schema::context::{self, ReadContext};
 use crate::schema::section::{Checked, Section};
 use crate::schema::sub_agents::SubAgentRef;
+use crate::schema::workflow::{EdgeEntry, WorkflowConfig};
 
 /// The config of one agent, by class.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,17 +29,27 @@ pub(crate) enum AgentConfig {
     Sequential(WorkflowAgentConfig),
     Parallel(WorkflowAgentConfig),
     Loop(LoopAgentConfig),
+    Workflow(WorkflowConfig),
 }
 
 impl AgentConfig {
-    /// The files of its sub-agents, in order.
-    fn sub_agents(&self) -> &[SubAgentRef] {
+    /// The files of its sub-agents, in order (a workflow's agent nodes, each once).
+    fn sub_agents(&self) -> Vec<&SubAgentRef> {
         let sub_agents = match self {
             Self::Llm(config) => &config.sub_agents,
             Self::Sequential(config) | Self::Parallel(config) => &config.sub_agents,
             Self::Loop(config) => &config.sub_agents,
+            Self::Workflow(config) => {
+                let mut files: Vec<&SubAgentRef> = Vec::new();
+                for file in config.edges.iter().flat_map(EdgeEntry::agent_files) {
+                    if !files.iter().any(|known| known.real_path == file.real_path) {
+                        files.push(file);
+                    }
+                }
+                return files;
+            }
         };
-        sub_agents.as_deref().unwrap_or_default()
+        sub_agents.iter().flatten().collect()
     }
 }
 
@@ -129,6 +140,7 @@ fn read_agent(
         AgentClass::Sequential => read_as(&text, class).map(AgentConfig::Sequential),
         AgentClass::Parallel => read_as(&text, class).map(AgentConfig::Parallel),
         AgentClass::Loop => read_as(&text, class).map(AgentConfig::Loop),
+        AgentClass::Workflow => read_as(&text, class).map(AgentConfig::Workflow),
     })
     .map_err(|error| yaml_error(ConfigErrorKind::Invalid, shown, &error))?;
 
@@ -136,7 +148,7 @@ fn read_agent(
     below.push((file.shown_path.clone(), file.real_path.clone()));
     let sub_agents = config
         .sub_agents()
-        .iter()
+        .into_iter()
         .map(|sub_agent| {
             let file = FileToRead {
                 shown_path: sub_agent.shown_path.clone(),

@@ -69,8 +69,8 @@ async fn a_missing_file_is_a_read_error() {
 }
 
 #[tokio::test]
-async fn an_unknown_agent_class_lists_the_four_classes() {
-    check("errors/unknown_agent_class.yaml", expect!["invalid: tests/fixtures/errors/unknown_agent_class.yaml:2:14: agent_class: unknown agent_class `my_package.agents.CustomAgent`; adk-rs builds `LlmAgent`, `SequentialAgent`, `ParallelAgent` and `LoopAgent` (`LlmAgent` is the default and is also spelled `Agent`; each may also be named by its `google.adk.agents` path)"]).await;
+async fn an_unknown_agent_class_lists_the_classes() {
+    check("errors/unknown_agent_class.yaml", expect!["invalid: tests/fixtures/errors/unknown_agent_class.yaml:2:14: agent_class: unknown agent_class `my_package.agents.CustomAgent`; adk-rs builds `LlmAgent`, `SequentialAgent`, `ParallelAgent`, `LoopAgent` and `Workflow` (`LlmAgent` is the default and is also spelled `Agent`; each may also be named by its `google.adk` path)"]).await;
 }
 
 #[tokio::test]

@@ -1,11 +1,12 @@
 //! [`Event`], the unit of a session's history and of every run's output, and its [`EventActions`].
 //!
 //! The JSON of both is the persistence and wire format of adk-rs and matches ADK Python's: camelCase,
-//! absent fields omitted, and the four maps of `actions` always written.
+//! absent fields omitted, the four maps of `actions` and `nodeInfo.path` always written.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -14,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::ids::{Clock, IdGen, SystemClock, UuidIdGen};
 use crate::state::StateScope;
 use crate::{Content, EventId, FunctionCall, FunctionCallId, FunctionResponse, InvocationId};
-use crate::{LlmResponse, PartData};
+use crate::{LlmResponse, NodeInfo, PartData, Route};
 
 /// One step of a conversation: a model response, a tool result, a user message or a control signal,
 /// with who wrote it and the state and flow changes it carries.
@@ -42,6 +43,11 @@ pub struct Event {
     pub author: String,
     /// State, artifact and flow changes the event carries.
     pub actions: EventActions,
+    /// The output of the node that made the event (a workflow node's result).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    /// The node run the event comes from: its path, and whose output the event carries.
+    pub node_info: NodeInfo,
     /// The ids of long-running function calls in this event that get no response yet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub long_running_tool_ids: Option<Vec<FunctionCallId>>,
@@ -49,6 +55,11 @@ pub struct Event {
     /// of parallel branches are not shown to each other.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// The conversation the event belongs to when it is kept apart from the rest of the session:
+    /// a delegated task's events carry the id of the call that started the task, and an agent
+    /// with a scope sees only the events of its scope.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolation_scope: Option<Arc<str>>,
     /// The event's own id.
     pub id: EventId,
     /// When the event was made, in seconds since the Unix epoch.
@@ -76,8 +87,11 @@ impl Event {
             invocation_id,
             author: author.into(),
             actions: EventActions::default(),
+            output: None,
+            node_info: NodeInfo::default(),
             long_running_tool_ids: None,
             branch: None,
+            isolation_scope: None,
             id: ids.event_id(),
             timestamp: clock.now(),
         }
@@ -98,6 +112,12 @@ impl Event {
     /// Sets the branch.
     pub fn with_branch(mut self, branch: Option<String>) -> Self {
         self.branch = branch;
+        self
+    }
+
+    /// Sets the node output.
+    pub fn with_output(mut self, output: Value) -> Self {
+        self.output = Some(output);
         self
     }
 
@@ -214,8 +234,11 @@ impl<'de> Visitor<'de> for EventVisitor {
             invocation_id: InvocationId::default(),
             author: String::new(),
             actions: EventActions::default(),
+            output: None,
+            node_info: NodeInfo::default(),
             long_running_tool_ids: None,
             branch: None,
+            isolation_scope: None,
             id: EventId::default(),
             timestamp: 0.0,
         };
@@ -230,6 +253,11 @@ impl<'de> Visitor<'de> for EventVisitor {
                     event.long_running_tool_ids = map.next_value()?;
                 }
                 "branch" => event.branch = map.next_value()?,
+                "output" => event.output = map.next_value()?,
+                "nodeInfo" | "node_info" => {
+                    event.node_info = map.next_value::<Option<_>>()?.unwrap_or_default();
+                }
+                "isolationScope" | "isolation_scope" => event.isolation_scope = map.next_value()?,
                 "id" => event.id = map.next_value::<Option<_>>()?.unwrap_or_default(),
                 "timestamp" => event.timestamp = map.next_value::<Option<_>>()?.unwrap_or_default(),
                 other => {
@@ -301,6 +329,9 @@ pub struct EventActions {
         skip_serializing_if = "Option::is_none"
     )]
     pub rewind_before_invocation_id: Option<InvocationId>,
+    /// The route a workflow node took: the edges of this route leave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<Route>,
 }
 
 impl EventActions {
@@ -337,6 +368,9 @@ impl EventActions {
         }
         if other.rewind_before_invocation_id.is_some() {
             self.rewind_before_invocation_id = other.rewind_before_invocation_id;
+        }
+        if other.route.is_some() {
+            self.route = other.route;
         }
     }
 }
@@ -478,7 +512,29 @@ mod tests {
         );
         assert_eq!(event.long_running_tool_ids, Some(vec!["c1".into()]));
         assert_eq!(event.actions, EventActions::default());
+        assert_eq!(event.node_info.path, "agent@1");
         assert_eq!(event.timestamp, 1.5);
+    }
+
+    #[test]
+    fn node_fields_round_trip_and_the_path_is_always_written() {
+        let plain = Event::new(InvocationId::from("e-1"), "agent");
+        let json = serde_json::to_value(&plain).unwrap();
+        assert_eq!(json["nodeInfo"], json!({"path": ""}));
+        assert!(json.get("output").is_none() && json.get("isolationScope").is_none());
+
+        let mut event = Event::new(InvocationId::from("e-1"), "wf").with_output(json!({"a": 1}));
+        event.node_info.path = crate::NodePath::new("wf@1/a@1");
+        event.node_info.output_for = Some(vec![event.node_info.path.clone()]);
+        event.isolation_scope = Some("t1".into());
+        event.actions.route = Some(Route::from("long"));
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(json["output"], json!({"a": 1}));
+        assert_eq!(json["isolationScope"], "t1");
+        assert_eq!(json["actions"]["route"], "long");
+        assert_eq!(json["nodeInfo"]["outputFor"], json!(["wf@1/a@1"]));
+        let read: Event = serde_json::from_value(json).unwrap();
+        assert_eq!(read, event);
     }
 
     #[test]

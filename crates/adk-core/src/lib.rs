@@ -9,6 +9,7 @@ mod error;
 mod event;
 mod ids;
 mod model;
+mod node;
 mod redact;
 mod service;
 mod session;
@@ -48,6 +49,7 @@ pub use model::{
     GenerateContentConfig, Llm, LlmRequest, LlmResponse, LlmResponseStream, SafetySetting,
     ThinkingConfig, ThinkingLevel, ToolConfig, UsageMetadata,
 };
+pub use node::{NodeInfo, NodePath, Route, RouteValue};
 pub use redact::url_without_credentials;
 pub use service::{
     ArtifactService, ArtifactVersion, CreateSessionRequest, GetSessionRequest, MemoryEntry,

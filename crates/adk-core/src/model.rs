@@ -165,6 +165,8 @@ pub enum BuiltinTool {
     CodeExecution,
     /// The provider searches the web (Gemini's Google Search grounding).
     GoogleSearch,
+    /// The provider reads the web pages whose URLs the prompt names (Gemini's URL context).
+    UrlContext,
 }
 
 /// Sampling and output settings of a model call. Every field is optional; an adapter that cannot

@@ -63,8 +63,8 @@ impl ScriptedModel {
     }
 
     /// Answers the next call with `chunks` streamed as partial text responses, then their
-    /// concatenation as the final response (finish reason `STOP`, turn complete), as a streaming
-    /// provider does.
+    /// concatenation as the final response (finish reason `STOP`), as a streaming provider's
+    /// adapter gives them.
     pub fn then_text_stream(self, chunks: &[&str]) -> Self {
         let mut responses: Vec<LlmResponse> = chunks
             .iter()
@@ -76,7 +76,6 @@ impl ScriptedModel {
             .collect();
         let mut last = LlmResponse::new(Content::model(chunks.concat()));
         last.finish_reason = Some(crate::FinishReason::Stop);
-        last.turn_complete = Some(true);
         responses.push(last);
         self.then_stream(responses)
     }

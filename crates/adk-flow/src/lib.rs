@@ -9,11 +9,14 @@ mod code_executor;
 mod flow;
 mod instruction_template;
 mod llm_agent;
+mod mode;
 mod next_boxed;
+mod node_paths;
 mod overflow;
 mod planner;
 mod plugin;
 mod processors;
+pub mod task;
 mod tool_calls;
 
 pub use agent_tool::AgentTool;
@@ -28,6 +31,8 @@ pub use callbacks::{
 };
 pub use code_executor::{BuiltInCodeExecutor, CodeExecutor, IntoCodeExecutor};
 pub use llm_agent::{IncludeContents, InstructionProvider, LlmAgent, LlmAgentBuilder};
+pub use mode::AgentMode;
+pub use node_paths::{agent_path, next_run_id};
 pub use planner::{BuiltInPlanner, IntoPlanner, PlanReActPlanner, Planner};
 pub use plugin::{IntoPlugin, Plugin};
 pub use processors::live_events::without_rewound;

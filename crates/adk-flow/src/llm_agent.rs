@@ -68,6 +68,8 @@ pub struct LlmAgent {
     pub(crate) toolsets: Vec<Arc<dyn Toolset>>,
     pub(crate) generate_content_config: GenerateContentConfig,
     pub(crate) include_contents: IncludeContents,
+    /// Whether `include_contents` was chosen explicitly (a single-turn copy keeps it then).
+    pub(crate) include_contents_set: bool,
     pub(crate) input_schema: Option<Value>,
     pub(crate) output_schema: Option<Value>,
     /// The output schema compiled at build time, to check the agent's answers against.
@@ -79,6 +81,8 @@ pub struct LlmAgent {
     pub(crate) code_executor: Option<Arc<dyn CodeExecutor>>,
     pub(crate) max_repeated_tool_calls: Option<u32>,
     pub(crate) callbacks: Callbacks,
+    /// How the agent is reached and returns control (the Task API); `None` for the default.
+    pub(crate) mode: Option<crate::AgentMode>,
 }
 
 impl LlmAgent {
@@ -94,6 +98,7 @@ impl LlmAgent {
                 toolsets: Vec::new(),
                 generate_content_config: GenerateContentConfig::default(),
                 include_contents: IncludeContents::Default,
+                include_contents_set: false,
                 input_schema: None,
                 output_schema: None,
                 output_validator: None,
@@ -104,6 +109,7 @@ impl LlmAgent {
                 code_executor: None,
                 max_repeated_tool_calls: None,
                 callbacks: Callbacks::default(),
+                mode: None,
             },
         }
     }
@@ -131,6 +137,11 @@ impl LlmAgent {
                 self.base.name
             ),
         ))
+    }
+
+    /// The model the agent was given, if any (else it uses its nearest ancestor's).
+    pub fn own_model(&self) -> Option<&Arc<dyn Llm>> {
+        self.model.as_ref()
     }
 
     /// The JSON Schema the agent's answer follows, if set.
@@ -166,7 +177,12 @@ impl LlmAgent {
         let Some(key) = &self.output_key else {
             return Ok(());
         };
-        if event.author != self.base.name || event.is_partial() || !event.is_final_response() {
+        // A task agent's result is what it hands to `finish_task`, not its text turns.
+        if event.author != self.base.name
+            || event.is_partial()
+            || !event.is_final_response()
+            || self.mode == Some(crate::AgentMode::Task)
+        {
             return Ok(());
         }
         let Some(text) = event.text() else {
@@ -191,13 +207,17 @@ impl Agent for LlmAgent {
         let ctx = ctx.with_agent(self.clone());
         let agent = self.clone();
         self.base.run_with_callbacks(ctx, move |ctx| {
-            crate::flow::run(agent.clone(), ctx)
-                .map(move |event| {
-                    let mut event = event?;
-                    agent.save_output_to_state(&mut event)?;
-                    Ok(event)
-                })
-                .boxed()
+            let flow_agent = agent.clone();
+            // Tasks this agent delegated that wait for the user go on before its own next step.
+            crate::task::resume_then(agent.clone(), ctx, move |ctx| {
+                crate::flow::run(flow_agent, ctx)
+            })
+            .map(move |event| {
+                let mut event = event?;
+                agent.save_output_to_state(&mut event)?;
+                Ok(event)
+            })
+            .boxed()
         })
     }
 }
@@ -302,6 +322,15 @@ impl LlmAgentBuilder {
     /// Which history the model sees.
     pub fn include_contents(mut self, include: IncludeContents) -> Self {
         self.agent.include_contents = include;
+        self.agent.include_contents_set = true;
+        self
+    }
+
+    /// How the agent is reached and returns control: a chat agent by transfer, a task agent
+    /// through a tool named after it until it calls `finish_task`, a single-turn agent through a
+    /// tool that returns its answer. See [`AgentMode`](crate::AgentMode).
+    pub fn mode(mut self, mode: crate::AgentMode) -> Self {
+        self.agent.mode = Some(mode);
         self
     }
 

@@ -110,11 +110,13 @@ impl BuiltApps {
     }
 }
 
-/// Builds `apps`, making models ready as the first app that needs each one is built.
+/// Builds `apps`, making models ready as the first app that needs each one is built. YAML agents
+/// may declare MCP servers started as local processes only with `stdio_mcp`.
 pub(crate) async fn build(
     apps: &[App],
     model_args: &ModelArgs,
     function_tools: &[Arc<dyn Tool>],
+    stdio_mcp: bool,
 ) -> Result<BuiltApps, LaunchError> {
     let models = Arc::new(Models {
         args: model_args.clone(),
@@ -123,7 +125,9 @@ pub(crate) async fn build(
         resolved: Mutex::new(BTreeSet::new()),
     });
     let loader = function_tools.iter().fold(
-        AgentLoader::new().model_resolver(SharedModels(models.clone())),
+        AgentLoader::new()
+            .model_resolver(SharedModels(models.clone()))
+            .stdio_mcp_servers(stdio_mcp),
         |loader, tool| loader.function_tool(tool.clone()),
     );
     let mut built = Vec::with_capacity(apps.len());
@@ -151,7 +155,13 @@ pub(crate) async fn build(
                     .load_apps(dir)
                     .await
                     .context(LaunchErrorKind::Agent, || {
-                        format!("cannot load the agents of {}", dir.display())
+                        let hint = if stdio_mcp {
+                            ""
+                        } else {
+                            " (a server starts no MCP server as a local process unless \
+                             --allow-stdio-mcp is given)"
+                        };
+                        format!("cannot load the agents of {}{hint}", dir.display())
                     })?;
                 built.extend(loaded.into_iter().map(|app| (app.name, app.root_agent)));
             }

@@ -95,6 +95,14 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) a2a: bool,
 
+    /// Let YAML agents of the folder start MCP servers as local processes
+    /// (`stdio_server_params`); off by default, as for ADK Python's web server.
+    #[arg(long, env = "ADK_ALLOW_CONFIG_STDIO_MCP_SERVERS")]
+    pub(crate) allow_stdio_mcp: bool,
+
+    #[command(flatten)]
+    pub(crate) gate: GateArgs,
+
     #[command(flatten)]
     pub(crate) replicas: ReplicaArgs,
 
@@ -124,11 +132,92 @@ pub(crate) struct A2aArgs {
     #[arg(long)]
     pub(crate) url: Option<String>,
 
+    /// Origins allowed to call the agent from a browser besides its own (repeat or separate by
+    /// commas); `regex:<pattern>` allows every origin the pattern matches.
+    #[arg(long = "allow-origins", value_delimiter = ',')]
+    pub(crate) allow_origins: Vec<String>,
+
+    /// Let a YAML agent start MCP servers as local processes (`stdio_server_params`); off by
+    /// default for a server.
+    #[arg(long, env = "ADK_ALLOW_CONFIG_STDIO_MCP_SERVERS")]
+    pub(crate) allow_stdio_mcp: bool,
+
+    #[command(flatten)]
+    pub(crate) gate: GateArgs,
+
     #[command(flatten)]
     pub(crate) services: ServiceArgs,
 
     #[command(flatten)]
     pub(crate) model: ModelArgs,
+}
+
+/// Who may call a server (`web`, `api_server`, `a2a`), and by which host names.
+#[derive(Debug, Args)]
+pub(crate) struct GateArgs {
+    /// How callers authenticate: `jwt` (bearer tokens checked against --jwks-url, --jwks-file or
+    /// --jwt-secret-file, with --jwt-issuer and --jwt-audience), `api-key` (keys whose SHA-256
+    /// --api-keys-file lists), or `none`. By default chosen from the other flags.
+    #[arg(long, value_enum, env = "ADK_AUTH")]
+    pub(crate) auth: Option<AuthMode>,
+
+    /// The URL of the JSON Web Key Set JWTs are verified with (an identity provider's jwks_uri).
+    #[arg(long, env = "ADK_JWKS_URL", conflicts_with_all = ["jwks_file", "jwt_secret_file"])]
+    pub(crate) jwks_url: Option<String>,
+
+    /// A file holding the JSON Web Key Set JWTs are verified with.
+    #[arg(long, env = "ADK_JWKS_FILE", conflicts_with = "jwt_secret_file")]
+    pub(crate) jwks_file: Option<PathBuf>,
+
+    /// A file holding the shared secret HS256 JWTs are verified with (at least 32 bytes).
+    #[arg(long, env = "ADK_JWT_SECRET_FILE")]
+    pub(crate) jwt_secret_file: Option<PathBuf>,
+
+    /// The issuer (`iss`) JWTs must name.
+    #[arg(long, env = "ADK_JWT_ISSUER")]
+    pub(crate) jwt_issuer: Option<String>,
+
+    /// The audience (`aud`) JWTs must name.
+    #[arg(long, env = "ADK_JWT_AUDIENCE")]
+    pub(crate) jwt_audience: Option<String>,
+
+    /// The JWT claim that names the caller's user (`email`, `preferred_username`).
+    #[arg(long, env = "ADK_JWT_USER_CLAIM", default_value = "sub")]
+    pub(crate) jwt_user_claim: String,
+
+    /// A file of API keys: one a line, `<sha256 of the key> <user> [scope ...]`.
+    #[arg(long, env = "ADK_API_KEYS_FILE")]
+    pub(crate) api_keys_file: Option<PathBuf>,
+
+    /// The scope that lets a caller act for every user.
+    #[arg(long, env = "ADK_ADMIN_SCOPE", default_value = adk_server::DEFAULT_ADMIN_SCOPE)]
+    pub(crate) admin_scope: String,
+
+    /// Host names clients reach the server by, besides localhost, 127.0.0.1, [::1] and the
+    /// address it listens on (repeat or separate by commas; `*.domain` for subdomains, `*` for
+    /// any). A request naming another host gets 403.
+    #[arg(
+        long = "allowed-hosts",
+        value_delimiter = ',',
+        env = "ADK_ALLOWED_HOSTS"
+    )]
+    pub(crate) allowed_hosts: Vec<String>,
+
+    /// Serve on a non-loopback address without authentication: anyone who reaches the port can
+    /// then read and change every user's sessions and run the agents.
+    #[arg(long, env = "ADK_ALLOW_UNAUTHENTICATED")]
+    pub(crate) allow_unauthenticated: bool,
+}
+
+/// How callers of a server authenticate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum AuthMode {
+    /// JWT bearer tokens.
+    Jwt,
+    /// Static API keys, as `Authorization: Bearer <key>` or `X-API-Key: <key>`.
+    ApiKey,
+    /// No authentication (refused on a non-loopback address without --allow-unauthenticated).
+    None,
 }
 
 /// The options of `create`.

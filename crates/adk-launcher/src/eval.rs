@@ -31,7 +31,7 @@ pub(crate) async fn eval(
     let config = load_config(&args, &sets).await?;
     println!("Using evaluation criteria: {}", criteria_line(&config));
 
-    let built = apps::build(std::slice::from_ref(app), &args.model, function_tools).await?;
+    let built = apps::build(std::slice::from_ref(app), &args.model, function_tools, true).await?;
     let (app_name, agent) = built.apps[0].clone();
     let mut evaluator = Evaluator::new(app_name.clone(), agent)
         .config(config)

@@ -9,6 +9,7 @@ mod args;
 mod create;
 mod error;
 mod eval;
+mod gate;
 mod launcher;
 mod model;
 mod serve;

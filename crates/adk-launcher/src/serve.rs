@@ -13,7 +13,7 @@ use tracing_subscriber::{EnvFilter, Layer as _};
 use crate::apps::{self, App, AppSource};
 use crate::args::ServeArgs;
 use crate::error::{Context as _, LaunchError, LaunchErrorKind};
-use crate::store;
+use crate::{gate, store};
 
 /// Serves every app until a shutdown signal; with `ui`, the dev UI too.
 pub(crate) async fn serve(
@@ -35,7 +35,11 @@ pub(crate) async fn serve(
             "there is no agent to serve",
         ));
     }
-    let spans = SpanStore::new(adk_server::DEFAULT_SPAN_CAPACITY);
+    let access = gate::access(&args.gate, &args.host).await?;
+    let spans = SpanStore::with_max_bytes(
+        adk_server::DEFAULT_SPAN_CAPACITY,
+        adk_server::DEFAULT_SPAN_BYTES,
+    );
     install_tracing(&spans);
     if ui {
         // The dev UI's trace panel shows the model's requests and answers, as ADK's does.
@@ -59,7 +63,8 @@ pub(crate) async fn serve(
         None
     };
 
-    let built = apps::build(&apps, &args.model, function_tools).await?;
+    // Local MCP processes a folder's configs declare start only when the command line says so.
+    let built = apps::build(&apps, &args.model, function_tools, args.allow_stdio_mcp).await?;
     let services = store::open(&args.services).await?;
     let runners = built
         .apps
@@ -71,6 +76,9 @@ pub(crate) async fn serve(
     let limits = &args.replicas;
     let mut config = ServerConfig::default()
         .allow_origins(args.allow_origins.iter().cloned())
+        .allowed_hosts(access.hosts.iter().cloned())
+        .authentication(access.authentication.clone())
+        .admin_scope(args.gate.admin_scope.clone())
         .run_config(built.run_config())
         .max_concurrent_runs(limits.max_concurrent_runs)
         .drain_delay(limits.drain_delay)
@@ -116,20 +124,29 @@ pub(crate) async fn serve(
     let local = listener.local_addr().context(LaunchErrorKind::Server, || {
         format!("cannot listen on {address}")
     })?;
+    gate::check_exposure(&access, &args.gate, local)?;
     let shown = if ui {
         format!("http://{local}/dev-ui/")
     } else {
         format!("http://{local}")
     };
     let a2a = if args.a2a { ", A2A at /a2a/{app}" } else { "" };
+    let who = if access.authentication.is_empty() {
+        "no authentication"
+    } else {
+        "callers authenticated"
+    };
+    // Listening for the signals before the banner: a signal sent as soon as it is seen stops the
+    // server gracefully.
+    let stop = shutdown_signal();
     eprintln!(
-        "adk: serving {} on {}, {}, at {shown}{a2a} (Ctrl-C stops)",
+        "adk: serving {} on {}, {}, {who}, at {shown}{a2a} (Ctrl-C stops)",
         app_names.join(", "),
         built.model_name(),
         services.description
     );
     server
-        .serve(listener, shutdown_signal())
+        .serve(listener, stop)
         .await
         .context(LaunchErrorKind::Server, || "the server stopped".to_owned())?;
     eprintln!("adk: stopped");

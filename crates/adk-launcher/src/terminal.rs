@@ -40,7 +40,13 @@ pub(crate) async fn run(
     // Listen for Ctrl-C and SIGTERM before anything starts, the local model's server included.
     let stop = stop_signal()?;
     let app = apps::choose(apps, args.agent.as_deref())?;
-    let built = apps::build(std::slice::from_ref(&app), &args.model, function_tools).await?;
+    let built = apps::build(
+        std::slice::from_ref(&app),
+        &args.model,
+        function_tools,
+        true,
+    )
+    .await?;
     let services = store::open(&args.services).await?;
     let (app_name, agent) = built.apps[0].clone();
     let runner = services.runner(&app_name, agent, true)?;

@@ -3,14 +3,15 @@
 use std::sync::Arc;
 
 use adk_core::{Agent, AgentTree, Event, USER_AUTHOR};
-use adk_flow::LlmAgent;
+use adk_flow::{AgentMode, LlmAgent};
 
 /// The agent that answers the latest event of `events`:
 ///
 /// 1. when the latest event is the user's function response, the agent that made the call it
 ///    answers;
-/// 2. else the last agent that spoke, if it and every ancestor are `LlmAgent`s that may transfer to
-///    their parent (an agent the conversation was transferred to keeps it);
+/// 2. else the last agent that spoke, if it and every ancestor are chat `LlmAgent`s that may
+///    transfer to their parent (an agent the conversation was transferred to keeps it); a task
+///    agent's turns (in an isolation scope) do not count, as its delegator resumes it;
 /// 3. else the root.
 pub(crate) fn agent_to_run(tree: &AgentTree, events: &[Event]) -> Arc<dyn Agent> {
     if let Some(caller) = caller_of_latest_response(tree, events) {
@@ -19,7 +20,7 @@ pub(crate) fn agent_to_run(tree: &AgentTree, events: &[Event]) -> Arc<dyn Agent>
     for event in events
         .iter()
         .rev()
-        .filter(|event| event.author != USER_AUTHOR)
+        .filter(|event| event.author != USER_AUTHOR && event.isolation_scope.is_none())
     {
         if event.author == tree.root().name() {
             break;
@@ -58,7 +59,9 @@ fn may_keep_the_turn(tree: &AgentTree, agent: &Arc<dyn Agent>) -> bool {
     let mut current = Some(agent);
     while let Some(agent) = current {
         match agent.downcast_ref::<LlmAgent>() {
-            Some(llm_agent) if llm_agent.allows_transfer_to_parent() => {}
+            Some(llm_agent)
+                if llm_agent.allows_transfer_to_parent()
+                    && matches!(llm_agent.mode(), None | Some(AgentMode::Chat)) => {}
             _ => return false,
         }
         current = tree.parent_of(agent.name());

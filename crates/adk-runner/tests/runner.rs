@@ -289,7 +289,8 @@ async fn dropping_the_stream_cancels_the_run_and_stores_nothing_more() {
     assert!(blocked.is_err(), "the tool call is blocked");
     assert!(!cancelled.load(Ordering::SeqCst));
     drop(stream);
-    tokio::time::timeout(Duration::from_secs(5), notify.notified())
+    // A guard against a hang only: the token fires at once, on any machine.
+    tokio::time::timeout(Duration::from_secs(120), notify.notified())
         .await
         .expect("the run's cancellation token fires when the stream is dropped");
     assert!(cancelled.load(Ordering::SeqCst));

@@ -114,6 +114,16 @@ impl From<adk_core::Error> for ApiError {
     }
 }
 
+impl From<adk_gate::Forbidden> for ApiError {
+    fn from(forbidden: adk_gate::Forbidden) -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "forbidden_user",
+            forbidden.to_string(),
+        )
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = (

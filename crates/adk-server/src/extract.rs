@@ -1,30 +1,71 @@
 //! Request extraction with the server's own errors: JSON bodies whose problems name the field
-//! (400), bodies over the limit (413), and names from the path checked before they reach a service.
+//! (400), read under the server's body limits (413 past the size limit, 503 when the bytes of all
+//! bodies being read would pass the budget, 408 when a body trickles in too slowly), and names
+//! from the path checked before they reach a service.
 
-use axum::extract::rejection::BytesRejection;
+use std::sync::Arc;
+
+use adk_gate::BodyError;
 use axum::extract::{FromRequest, Request};
 use bytes::Bytes;
 use http::StatusCode;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
+use crate::server::ServerState;
+
+impl ServerState {
+    /// Reads a request's body with the server's [`BodyReader`](adk_gate::BodyReader): its size
+    /// limit, the bytes of all bodies at once, the time one may take. The bytes stay counted
+    /// until the reservation is dropped.
+    pub(crate) async fn read_body(
+        &self,
+        request: Request,
+    ) -> Result<(Bytes, adk_gate::BodyReservation), ApiError> {
+        self.bodies
+            .read(request)
+            .await
+            .map_err(|error| self.body_error(error))
+    }
+
+    fn body_error(&self, error: BodyError) -> ApiError {
+        match error {
+            BodyError::TooLarge { .. } => ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "the request body is larger than the server accepts (ServerConfig::body_limit)",
+            ),
+            BodyError::Busy { .. } => ApiError::unavailable(
+                "too_many_bytes",
+                format!("{error} (ServerConfig::body_budget)"),
+                self.retry_after,
+            ),
+            BodyError::Timeout { .. } => ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!("{error} (ServerConfig::body_read_timeout)"),
+            ),
+            error => ApiError::bad_request(error.to_string()),
+        }
+    }
+}
 
 /// A JSON body of type `T`. A syntax error, a wrong type or a missing field is a 400 whose message
 /// names the field and where it is; a body over the server's limit is a 413.
 #[derive(Debug, Clone)]
 pub(crate) struct JsonBody<T>(pub(crate) T);
 
-impl<S, T> FromRequest<S> for JsonBody<T>
+impl<T> FromRequest<Arc<ServerState>> for JsonBody<T>
 where
-    S: Send + Sync,
     T: DeserializeOwned,
 {
     type Rejection = ApiError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(body_rejection)?;
+    async fn from_request(
+        request: Request,
+        state: &Arc<ServerState>,
+    ) -> Result<Self, Self::Rejection> {
+        let (bytes, _reservation) = state.read_body(request).await?;
         parse_json(&bytes).map(JsonBody)
     }
 }
@@ -38,18 +79,6 @@ pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiErro
     };
     serde_json::from_slice(bytes)
         .map_err(|error| ApiError::bad_request(format!("invalid JSON body: {error}")))
-}
-
-fn body_rejection(rejection: BytesRejection) -> ApiError {
-    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
-            "the request body is larger than the server accepts (ServerConfig::body_limit)",
-        )
-    } else {
-        ApiError::bad_request(format!("cannot read the request body: {rejection}"))
-    }
 }
 
 /// Checks a name that came from the request (an app, user, session or artifact name): not empty,

@@ -2,18 +2,22 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod app_info;
+mod build_graph;
 mod config;
 pub mod dev_ui;
 mod error;
 mod extract;
 mod routes;
-mod security;
 mod server;
 
 pub use config::{
-    DEFAULT_BODY_LIMIT, DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_RETRY_AFTER, DEFAULT_SHUTDOWN_GRACE,
+    DEFAULT_ADMIN_SCOPE, DEFAULT_BODY_BUDGET, DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_RETRY_AFTER, DEFAULT_SHUTDOWN_GRACE, DEFAULT_SPAN_BYTES,
     DEFAULT_SPAN_CAPACITY, ServerConfig,
 };
 pub use error::{ApiError, ServerError};
-pub use security::{Authorizer, BearerToken};
+pub use routes::{Access, RouteInfo};
 pub use server::{Server, ServerBuilder, shutdown_signal};
+
+/// The gate in front of the routes: authentication, the Host allow-list, origins, timeouts.
+pub use adk_gate as gate;

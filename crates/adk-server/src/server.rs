@@ -3,17 +3,16 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use adk_core::SessionKey;
+use adk_gate::Gate;
 use adk_runner::Runner;
 use adk_session::{LockError, SessionLease, SessionLocks};
 use adk_telemetry::span_store::SpanStore;
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -22,7 +21,6 @@ use crate::config::ServerConfig;
 use crate::error::{ApiError, ServerError};
 use crate::extract::check_name;
 use crate::routes;
-use crate::security::{Guard, guard};
 
 /// Serves apps (each a [`Runner`]: a name, an agent tree and its services) over ADK's REST + SSE
 /// API, with the dev UI when it has its files.
@@ -68,14 +66,25 @@ pub(crate) struct ServerState {
     /// Serialises the runs of each session.
     locks: Arc<dyn SessionLocks>,
     /// What a 503 for a full server answers in `Retry-After`.
-    retry_after: std::time::Duration,
+    pub(crate) retry_after: std::time::Duration,
+    /// How request bodies are read: their size limit, the bytes of all bodies at once, the time
+    /// one may take.
+    pub(crate) bodies: adk_gate::BodyReader,
+    /// How long an SSE frame may wait for its client to read it.
+    pub(crate) write_timeout: std::time::Duration,
+}
+
+/// A run's place among the runs at once, taken before its body is read; dropping it frees the
+/// place.
+pub(crate) struct RunSlot {
+    _permit: OwnedSemaphorePermit,
 }
 
 /// What a run holds while it goes on: its place among the runs at once and its session's lock.
 /// Dropping it (the run ended or was dropped) frees both.
 pub(crate) struct RunAdmission {
     _lease: SessionLease,
-    _permit: OwnedSemaphorePermit,
+    _slot: RunSlot,
 }
 
 impl ServerState {
@@ -108,10 +117,11 @@ impl ServerState {
         Ok(())
     }
 
-    /// Admits a run of session `key`: a free place among the runs at once (else 503 with
-    /// `Retry-After`), then the session's lock (409 when another run held it for the whole wait,
-    /// 503 when the lock store is full or unreachable).
-    pub(crate) async fn admit(&self, key: &SessionKey) -> Result<RunAdmission, ApiError> {
+    /// A place among the runs at once, or 503 with `Retry-After` when the server is shutting down
+    /// or full. A run takes it before its body is read, so that the bodies being read are
+    /// bounded by the run limit too.
+    pub(crate) fn run_slot(&self) -> Result<RunSlot, ApiError> {
+        self.check_accepting()?;
         let permit = self.runs.clone().try_acquire_owned().map_err(|_| {
             ApiError::unavailable(
                 "too_many_runs",
@@ -123,6 +133,16 @@ impl ServerState {
                 self.retry_after,
             )
         })?;
+        Ok(RunSlot { _permit: permit })
+    }
+
+    /// Admits the run holding `slot` to session `key`: the session's lock (409 when another run
+    /// held it for the whole wait, 503 when the lock store is full or unreachable).
+    pub(crate) async fn admit(
+        &self,
+        slot: RunSlot,
+        key: &SessionKey,
+    ) -> Result<RunAdmission, ApiError> {
         let lease = self
             .locks
             .lock(key)
@@ -130,7 +150,7 @@ impl ServerState {
             .map_err(|error| self.lock_error(error))?;
         Ok(RunAdmission {
             _lease: lease,
-            _permit: permit,
+            _slot: slot,
         })
     }
 
@@ -192,24 +212,34 @@ impl Server {
         &self.state.spans
     }
 
-    /// The router with every route, for mounting in a larger axum app or for tests.
+    /// The router with every route behind the server's gate, for mounting in a larger axum app or
+    /// for tests. It answers to the configured hosts and the loopback names; [`serve`](Self::serve)
+    /// also answers to the address it is bound to.
     pub fn router(&self) -> Result<Router, ServerError> {
-        let origins = Arc::new(self.config.origin_policy()?);
-        let guard_state = Arc::new(Guard {
-            origins: origins.clone(),
-            authorizer: self.config.authorizer.clone(),
-        });
+        self.router_behind(&self.config.gate()?)
+    }
+
+    fn router_behind(&self, gate: &Gate) -> Result<Router, ServerError> {
         let router = routes::router(self.state.clone());
         #[cfg(feature = "a2a")]
         let router = self.with_a2a(router)?;
-        Ok(router
-            .layer(DefaultBodyLimit::max(self.config.body_limit))
-            .layer(axum::middleware::from_fn_with_state(guard_state, guard))
-            .layer(origins.cors()))
+        Ok(gate.apply(router))
+    }
+
+    /// Every route the server serves and who may call it: for audits, and for the test that
+    /// checks each route against a caller acting for another user.
+    pub fn routes(&self) -> Vec<routes::RouteInfo> {
+        let mut routes = routes::route_table();
+        #[cfg(feature = "a2a")]
+        if self.a2a {
+            routes.extend(routes::a2a_routes());
+        }
+        routes
     }
 
     /// Mounts each app's A2A server at `/a2a/{app}` (its card at
-    /// `/a2a/{app}/.well-known/agent-card.json`), when A2A is on.
+    /// `/a2a/{app}/.well-known/agent-card.json`), when A2A is on. Its runs share this server's
+    /// run limit and session locks, and it sits behind this server's gate.
     #[cfg(feature = "a2a")]
     fn with_a2a(&self, mut router: Router) -> Result<Router, ServerError> {
         if !self.a2a {
@@ -217,9 +247,14 @@ impl Server {
         }
         for runner in self.state.apps() {
             let a2a = adk_a2a::A2aServer::builder(runner.clone())
+                .run_limit(self.state.runs.clone())
+                .session_locks(self.state.locks.clone())
+                .retry_after(self.state.retry_after)
+                .write_timeout(self.state.write_timeout)
+                .body_reader(self.state.bodies.clone())
                 .build()
                 .map_err(|error| ServerError::Config(error.to_string()))?;
-            router = router.nest(&format!("/a2a/{}", runner.app_name()), a2a.router());
+            router = router.nest(&format!("/a2a/{}", runner.app_name()), a2a.ungated_router());
         }
         Ok(router)
     }
@@ -234,7 +269,14 @@ impl Server {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServerError> {
-        let router = self.router()?;
+        let mut gate = self.config.gate()?;
+        if let Ok(local) = listener.local_addr()
+            && !local.ip().is_unspecified()
+        {
+            gate = gate.with_host(&local.ip().to_string());
+        }
+        let router = self.router_behind(&gate)?;
+        let limits = self.config.connection_limits;
         let state = self.state.clone();
         let grace = self.config.shutdown_grace;
         let delay = self.config.drain_delay;
@@ -258,13 +300,9 @@ impl Server {
                 cancel.cancel();
             });
         };
-        axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(drain)
-        .await
-        .map_err(ServerError::Serve)
+        adk_gate::serve(listener, router, limits, drain)
+            .await
+            .map_err(ServerError::Serve)
     }
 
     /// Binds `address` (`host:port`) and [`serve`](Self::serve)s until `shutdown` completes.
@@ -329,8 +367,9 @@ impl ServerBuilder {
     }
 
     /// Also serves each app over A2A at `/a2a/{app}`, with its agent card at
-    /// `/a2a/{app}/.well-known/agent-card.json` (see `adk_a2a::A2aServer`). The server's origin
-    /// checks and authorizer guard these routes too.
+    /// `/a2a/{app}/.well-known/agent-card.json` (see `adk_a2a::A2aServer`). The server's gate
+    /// (hosts, origins, authentication) guards these routes too, and their runs count against
+    /// the server's run limit and take the session locks `/run` takes.
     #[cfg(feature = "a2a")]
     pub fn a2a(mut self, enabled: bool) -> Self {
         self.a2a = enabled;
@@ -356,10 +395,10 @@ impl ServerBuilder {
                 )));
             }
         }
-        self.config.origin_policy()?;
-        let spans = self
-            .spans
-            .unwrap_or_else(|| SpanStore::new(self.config.span_capacity));
+        self.config.gate()?;
+        let spans = self.spans.unwrap_or_else(|| {
+            SpanStore::with_max_bytes(self.config.span_capacity, self.config.span_bytes)
+        });
         Ok(Server {
             state: Arc::new(ServerState {
                 apps,
@@ -373,6 +412,12 @@ impl ServerBuilder {
                 max_runs: self.config.max_concurrent_runs,
                 locks: self.config.session_locks.clone(),
                 retry_after: self.config.retry_after,
+                bodies: adk_gate::BodyReader::new(
+                    self.config.body_limit,
+                    self.config.body_budget,
+                    self.config.body_read_timeout,
+                ),
+                write_timeout: self.config.connection_limits.write_timeout_value(),
             }),
             config: self.config,
             #[cfg(feature = "a2a")]
@@ -382,25 +427,36 @@ impl ServerBuilder {
 }
 
 /// Completes on Ctrl-C (SIGINT) or SIGTERM: the usual shutdown trigger for [`Server::serve`].
-pub async fn shutdown_signal() {
-    let interrupt = async {
+///
+/// The signals are listened for from the call on, not from the first poll: call it before
+/// announcing the server, so that a signal sent as soon as the announcement is seen stops the
+/// server gracefully instead of killing the process. Call it inside a tokio runtime.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{Signal, SignalKind, signal};
+        async fn received(signal: std::io::Result<Signal>) {
+            match signal {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                // A signal that cannot be listened for never comes.
+                Err(_) => std::future::pending::<()>().await,
+            }
+        }
+        let interrupt = received(signal(SignalKind::interrupt()));
+        let terminate = received(signal(SignalKind::terminate()));
+        async move {
+            tokio::select! {
+                () = interrupt => {}
+                () = terminate => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
     }
 }

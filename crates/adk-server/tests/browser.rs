@@ -1,6 +1,7 @@
 //! The real adk-web dev UI in a real browser: headless Chromium, driven over WebDriver, opens
 //! `/dev-ui/`, chooses the app, sends a message, sees the tool call and the answer, opens the event
-//! and trace panels. Screenshots go to the test's output folder; the assertions read the DOM.
+//! and trace panels, and draws a workflow app's graph. Screenshots go to the test's output folder;
+//! the assertions read the DOM.
 
 mod support;
 
@@ -53,9 +54,15 @@ async fn the_dev_ui_chats_with_an_agent_and_shows_its_events_and_trace() {
         .screenshot(&screenshots().join("2-answered.png"))
         .await;
 
-    // The events panel: the function-call event's details.
+    // The events panel: as with ADK 2.x's server, the UI first draws the app's graph from
+    // `build_graph_image` (the agent and its tools), then the info tab shows the function-call
+    // event's details.
     browser.click_text("#2").await;
     browser.wait_for_text("Event 2 of 4", PATIENCE).await;
+    browser.wait_for_text("wait_forever", PATIENCE).await;
+    browser.screenshot(&screenshots().join("3-graph.png")).await;
+    browser.click_text("info").await;
+    browser.wait_for_text("Function Calls", PATIENCE).await;
     let text = browser.text().await;
     assert!(text.contains("Function Calls"), "{text}");
     assert!(text.contains("weather_agent"), "{text}");
@@ -97,4 +104,31 @@ async fn the_dev_ui_chats_with_an_agent_and_shows_its_events_and_trace() {
         "{trace}"
     );
     browser.screenshot(&screenshots().join("4-trace.png")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dev_ui_draws_a_workflow_and_the_node_of_an_event() {
+    let dir = dev_ui::default_dir().expect("a user cache directory");
+    let dir = dev_ui::fetch(&dir).await.expect("the dev UI is fetched");
+    let model = ScriptedModel::new("scripted").then_text("Written up.");
+    let server = TestServer::start_workflow(model, ServerConfig::default().dev_ui_dir(dir)).await;
+    let browser = Browser::start(1400, 900).await;
+    browser
+        .goto(&server.url(&format!("/dev-ui/?app={APP}")))
+        .await;
+    browser.send_chat_message("a long message", PATIENCE).await;
+    browser.wait_for_text("Written up.", PATIENCE).await;
+    // Opening an event draws the workflow from `build_graph_image`: its nodes, the
+    // join and the routes.
+    browser.click_text("#1").await;
+    browser.wait_for_text("gather", PATIENCE).await;
+    let text = browser.text().await;
+    for node in [
+        "classify", "fetch_a", "fetch_b", "gather", "writer", "inner_wf",
+    ] {
+        assert!(text.contains(node), "{node} is drawn: {text}");
+    }
+    browser
+        .screenshot(&screenshots().join("5-workflow.png"))
+        .await;
 }

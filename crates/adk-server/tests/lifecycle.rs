@@ -6,6 +6,7 @@ mod support;
 use std::time::Duration;
 
 use adk_server::ServerConfig;
+use adk_server::gate::{ApiKeys, Authentication, Principal};
 use adk_test::ScriptedModel;
 use futures::StreamExt as _;
 use reqwest::Method;
@@ -119,10 +120,11 @@ async fn state_changes_from_foreign_origins_are_forbidden() {
 }
 
 #[tokio::test]
-async fn a_bearer_token_guards_every_route_but_health() {
+async fn an_api_key_guards_every_route_but_health() {
+    let keys = ApiKeys::new().key("s3cret", Principal::new(USER));
     let server = TestServer::start_with(
         ScriptedModel::new("scripted"),
-        ServerConfig::default().bearer_token("s3cret"),
+        ServerConfig::default().authentication(Authentication::new().api_keys(keys)),
     )
     .await;
     assert_eq!(server.get("/health").await.0, 200);

@@ -247,6 +247,9 @@ async fn initial_events_restore_a_conversation_but_cannot_forge_protocol_calls()
 
 #[tokio::test]
 async fn run_answers_the_invocation_events_in_adk_pythons_shape() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let mut answer = LlmResponse::new(Content::model("It is sunny"));
     answer.finish_reason = Some(FinishReason::Stop);
     answer.turn_complete = Some(true);
@@ -263,10 +266,10 @@ async fn run_answers_the_invocation_events_in_adk_pythons_shape() {
     let captured = captured_run_events();
     assert_eq!(events.len(), captured.len());
     for (ours, theirs) in events.iter().zip(&captured) {
-        let mut expected = keys(theirs);
-        // ADK Python 2.x adds `nodeInfo` for its graph workflows, which adk-rs does not have.
-        expected.remove("nodeInfo");
-        assert_eq!(keys(ours), expected, "{ours}");
+        // `nodeInfo` included: a plain root agent's events carry its node path, as in ADK 2.x.
+        assert_eq!(keys(ours), keys(theirs), "{ours}");
+        assert_eq!(keys(&ours["nodeInfo"]), keys(&theirs["nodeInfo"]));
+        assert_eq!(ours["nodeInfo"]["path"], "weather_agent@1");
         assert_eq!(keys(&ours["actions"]), keys(&theirs["actions"]));
         assert_eq!(ours["content"]["role"], theirs["content"]["role"]);
         assert_eq!(
@@ -319,7 +322,8 @@ async fn run_sse_streams_partial_events_that_are_never_stored() {
     assert_eq!(partial, [true, true, false], "{text}");
     assert_eq!(events[0]["content"]["parts"][0]["text"], "It is ");
     assert_eq!(events[2]["content"]["parts"][0]["text"], "It is sunny.");
-    assert_eq!(events[2]["turnComplete"], true);
+    // google-adk 2.13's adapters leave `turnComplete` unset on streamed responses.
+    assert_eq!(events[2].get("turnComplete"), None, "{text}");
     let stored = server.stored("s").await;
     assert_eq!(stored.events.len(), 2, "the user's event and the aggregate");
     assert!(stored.events.iter().all(|event| !event.is_partial()));

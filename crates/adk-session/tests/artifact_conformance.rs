@@ -541,3 +541,31 @@ async fn files_are_named_as_they_always_were() {
         ))
     );
 }
+
+#[tokio::test]
+async fn in_memory_versions_are_named_as_adk_python_names_them() {
+    let service = InMemoryArtifactService::new();
+    let s = key("ada", "s1");
+    save(&service, &s, "notes.txt", Part::text("one")).await;
+    save(&service, &s, "user:profile.txt", Part::text("two")).await;
+    let uri = |name: &'static str| {
+        let service = &service;
+        let s = &s;
+        async move {
+            service
+                .artifact_version(s, name, None)
+                .await
+                .unwrap()
+                .unwrap()
+                .canonical_uri
+        }
+    };
+    assert_eq!(
+        uri("notes.txt").await.as_deref(),
+        Some("memory://apps/app/users/ada/sessions/s1/artifacts/notes.txt/versions/0")
+    );
+    assert_eq!(
+        uri("user:profile.txt").await.as_deref(),
+        Some("memory://apps/app/users/ada/artifacts/user:profile.txt/versions/0")
+    );
+}

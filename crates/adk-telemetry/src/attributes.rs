@@ -51,6 +51,10 @@ pub const GEN_AI_TOKEN_TYPE: &str = "gen_ai.token.type";
 /// What kind of failure ended the operation: the [`adk_core::ErrorKind`] name.
 pub const ERROR_TYPE: &str = "error.type";
 
+/// The user the invocation runs for (OpenTelemetry's `user.id`), on the invocation's span: a
+/// debug view shows a caller only its own user's traces.
+pub const USER_ID: &str = "user.id";
+
 /// The invocation's id (`e-<uuid>`).
 pub const ADK_INVOCATION_ID: &str = "gcp.vertex.agent.invocation_id";
 /// The session's id.

@@ -25,6 +25,7 @@ pub fn invocation_span(ctx: &InvocationContext) -> Span {
         "invocation",
         "gcp.vertex.agent.invocation_id" = ctx.invocation_id().as_str(),
         "gen_ai.conversation.id" = ctx.session_key().session_id.as_str(),
+        "user.id" = ctx.session_key().user_id.as_str(),
         "error.type" = Empty,
         "otel.status_description" = Empty,
     )

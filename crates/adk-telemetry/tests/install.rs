@@ -4,8 +4,6 @@
 
 mod support;
 
-use std::time::Duration;
-
 use adk_telemetry::otel::{ErrorKind, OtelConfig};
 use support::{Received, start_receiver};
 
@@ -25,7 +23,7 @@ fn install_exports_through_the_global_subscriber_and_only_once() {
     guard.flush().unwrap();
 
     let mut names = Vec::new();
-    while let Ok(request) = received.recv_timeout(Duration::from_secs(5)) {
+    while let Ok(request) = received.recv_timeout(support::PATIENCE) {
         match request {
             Received::Traces(request) => names.extend(
                 request

@@ -5,7 +5,6 @@ mod support;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use adk_core::{
     Agent, Content, EventStream, FinishReason, FunctionCall, FunctionCallId, InvocationContext,
@@ -108,7 +107,7 @@ fn spans_and_metrics_reach_an_otlp_receiver_over_http() {
     let mut spans: Vec<Span> = Vec::new();
     let mut metric_names = Vec::new();
     let mut service_names = Vec::new();
-    while let Ok(request) = received.recv_timeout(Duration::from_secs(5)) {
+    while let Ok(request) = received.recv_timeout(support::PATIENCE) {
         match request {
             Received::Traces(request) => {
                 for resource_spans in request.resource_spans {

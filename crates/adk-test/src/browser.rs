@@ -37,6 +37,13 @@ impl Browser {
     /// Starts chromedriver on a free loopback port and a headless Chromium session in a window of
     /// `width` × `height`. Panics with what to install when the binaries are missing.
     pub async fn start(width: u32, height: u32) -> Self {
+        Self::start_with_args(width, height, &[]).await
+    }
+
+    /// Like [`start`](Self::start), with Chromium's command line extended by `extra` (such as
+    /// `--host-resolver-rules=MAP evil.test 127.0.0.1`, which makes a foreign name resolve to this
+    /// machine, as DNS rebinding does).
+    pub async fn start_with_args(width: u32, height: u32, extra: &[&str]) -> Self {
         let chromium = std::env::var("CHROME_BIN").unwrap_or_else(|_| CHROMIUM.to_owned());
         let driver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| CHROMEDRIVER.to_owned());
         for binary in [&chromium, &driver] {
@@ -58,18 +65,27 @@ impl Browser {
         let http = reqwest::Client::new();
         wait_until_ready(&http, &driver_url).await;
         let profile = tempfile::tempdir().expect("a temporary profile directory");
+        let mut args: Vec<String> = [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+        args.push(format!("--window-size={width},{height}"));
+        args.push(format!("--user-data-dir={}", profile.path().display()));
+        args.extend(extra.iter().map(|arg| (*arg).to_owned()));
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": chromium,
-                "args": [
-                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                    "--disable-quic", "--no-first-run", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--disable-extensions",
-                    format!("--window-size={width},{height}"),
-                    format!("--user-data-dir={}", profile.path().display()),
-                ],
-            },
+            "goog:chromeOptions": {"binary": chromium, "args": args},
         }}});
         let answer = call(
             &http,

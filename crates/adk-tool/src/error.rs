@@ -28,6 +28,11 @@ pub enum ToolErrorKind {
     McpRequest,
     /// An MCP tool answered with `isError: true`.
     McpToolError,
+    /// An HTTP call (an OpenAPI operation) could not be sent, or its answer could not be read.
+    HttpRequest,
+    /// An HTTP call was answered with a status other than success; the message holds it and
+    /// the start of the body.
+    HttpStatus,
 }
 
 impl ToolErrorKind {
@@ -43,6 +48,8 @@ impl ToolErrorKind {
             Self::McpProtocol => "mcp_protocol",
             Self::McpRequest => "mcp_request",
             Self::McpToolError => "mcp_tool_error",
+            Self::HttpRequest => "http_request",
+            Self::HttpStatus => "http_status",
         }
     }
 

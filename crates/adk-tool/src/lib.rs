@@ -7,7 +7,11 @@ mod error;
 mod function_tool;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 mod schema;
+#[cfg(feature = "skills")]
+pub mod skills;
 mod tool;
 mod toolset;
 mod validate;

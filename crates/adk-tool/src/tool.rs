@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::ToolContext;
+use crate::builtin::ProviderSide;
 
 /// Something the model can call.
 ///
@@ -28,6 +29,12 @@ pub trait Tool: Send + Sync {
     /// and the run pauses until one is sent back.
     fn is_long_running(&self) -> bool {
         false
+    }
+
+    /// For a tool the model's provider runs (Gemini's Google Search, say), what it is and how the
+    /// flow may place it; `None` for every tool that runs here.
+    fn provider_side(&self) -> Option<ProviderSide> {
+        None
     }
 
     /// Changes the model request before it is sent. By default it adds the tool's declaration.

@@ -153,6 +153,14 @@ pub mod orchestrator {
     pub use adk_orchestrator::*;
 }
 
+/// Graph workflows as ADK 2.x runs them: nodes, edges with routes, fan-out and fan-in, loops,
+/// retries, timeouts and questions to the user (`adk-workflow`, feature `workflow`).
+#[cfg(feature = "workflow")]
+pub mod workflow {
+    #[doc(inline)]
+    pub use adk_workflow::*;
+}
+
 /// The Agent2Agent protocol: expose an app over A2A, call remote agents (`adk-a2a`, feature
 /// `a2a`).
 #[cfg(feature = "a2a")]

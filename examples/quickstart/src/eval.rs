@@ -1,5 +1,6 @@
 //! The quickstart's own eval metric, `sky_word_grounded`: the weather an answer states must be
-//! the weather a tool returned.
+//! the weather a tool returned, and an answer must state the weather whenever the expected answer
+//! does.
 //!
 //! The eval set `eval/quickstart.evalset.json` and its `eval/test_config.json` hold the agent to
 //! it, beside ADK's `tool_trajectory_avg_score` and `response_match_score`:
@@ -63,6 +64,31 @@ pub fn grounded(answer: &str, tool_skies: &BTreeSet<String>) -> bool {
         && tool_skies.iter().all(|sky| stated.contains(sky.as_str()))
 }
 
+/// Scores an answer 1 when it is [`grounded`] in what its tools returned and, when the expected
+/// answer states the weather, states the weather too: a model that skipped the tool and said
+/// nothing of the weather is not grounded, it is missing the answer.
+///
+/// ```
+/// use quickstart::eval::grounded_against;
+///
+/// let rainy = ["rainy".to_owned()].into();
+/// let expected = Some("It is rainy in Tokyo, 19 °C.");
+/// assert!(grounded_against("Rainy, 19 °C.", &rainy, expected));
+/// // No tool called, no weather stated: the expected weather is missing.
+/// assert!(!grounded_against("Let me check.", &Default::default(), expected));
+/// // A tool returned weather and the answer states none.
+/// assert!(!grounded_against("It is 19 °C in Tokyo.", &rainy, expected));
+/// assert!(grounded_against("Hello!", &Default::default(), Some("Hello! Ask me.")));
+/// ```
+pub fn grounded_against(
+    answer: &str,
+    tool_skies: &BTreeSet<String>,
+    expected_answer: Option<&str>,
+) -> bool {
+    let weather_expected = expected_answer.is_some_and(|expected| !skies_in(expected).is_empty());
+    grounded(answer, tool_skies) && (!weather_expected || !skies_in(answer).is_empty())
+}
+
 /// The skies `text` states.
 pub fn skies_in(text: &str) -> BTreeSet<&'static str> {
     text.split(|c: char| !c.is_alphabetic())
@@ -97,8 +123,17 @@ impl Metric for SkyWordGrounded {
         let results = input
             .actual
             .iter()
-            .map(|invocation| {
-                let score = grounded(&invocation.final_text(), &tool_skies(invocation));
+            .enumerate()
+            .map(|(index, invocation)| {
+                let expected = input
+                    .expected
+                    .and_then(|expected| expected.get(index))
+                    .map(Invocation::final_text);
+                let score = grounded_against(
+                    &invocation.final_text(),
+                    &tool_skies(invocation),
+                    expected.as_deref(),
+                );
                 PerInvocationResult::scored(Some(if score { 1.0 } else { 0.0 }), threshold)
             })
             .collect();

@@ -2,12 +2,12 @@
 //! SmolLM2-135M behind llama.cpp, prompted tool calling, greedy decoding (temperature 0) on the
 //! server's fixed seed, so a run repeats and a drop in quality is a regression.
 //!
-//! The floors are the scores the local model reached when this test was written (see
-//! `docs/local-model.md`), kept a little below them where one case more or less would not mean
-//! the protocol broke: the mean tool-trajectory score (1.00 reached), the mean ROUGE-1 match
-//! (0.49 reached), and the sky words, which must all come from a tool, always. The first run on a
-//! machine builds `llama-server` into the user cache (about 15 minutes on 2 cores); later runs
-//! take about a minute.
+//! The floors are held case by case, so that no case can regress behind a mean: every case's tool
+//! trajectory must be exact (the model reaches 1.00 on each), every answer grounded (the sky it
+//! states is the sky a tool returned, and it states one whenever the expected answer does), and
+//! the mean ROUGE-1 match may not fall below its floor (0.49 reached; wording varies more than
+//! the protocol). The first run on a machine builds `llama-server` into the user cache (about 15
+//! minutes on 2 cores); later runs take about a minute.
 
 use std::path::Path;
 
@@ -16,9 +16,6 @@ use adk::eval::{EvalConfig, EvalSet, Evaluator};
 use adk::model::OpenAi;
 use adk_local_model::{LocalModel, LocalModelConfig, ProgressEvent};
 use quickstart::eval::{SKY_WORD_GROUNDED, metrics};
-
-/// The lowest mean tool-trajectory score that passes: the issue asks for 0.9, the model reaches 1.
-const TRAJECTORY_FLOOR: f64 = 0.95;
 
 /// The lowest mean ROUGE-1 F-measure against the expected answers that passes.
 const RESPONSE_MATCH_FLOOR: f64 = 0.4;
@@ -62,24 +59,31 @@ async fn the_quickstart_eval_set_holds_its_floor_on_the_local_model() {
         eprintln!("{} {}", case.eval_id, case.final_eval_status);
     }
     assert_eq!(result.eval_case_results.len(), set.eval_cases.len());
-    let score = |metric: &str| {
-        result
-            .mean_score(metric)
-            .unwrap_or_else(|| panic!("{metric} was scored"))
-    };
-    let trajectory = score("tool_trajectory_avg_score");
-    assert!(
-        trajectory >= TRAJECTORY_FLOOR,
-        "tool trajectory {trajectory:.2} fell below {TRAJECTORY_FLOOR}"
-    );
-    let response = score("response_match_score");
+    // Every case holds, not only the mean: one case that regresses fails the test.
+    for case in &result.eval_case_results {
+        let score = |metric: &str| {
+            case.metric(metric)
+                .and_then(|result| result.score)
+                .unwrap_or_else(|| panic!("{} was scored for {metric}", case.eval_id))
+        };
+        assert_eq!(
+            score("tool_trajectory_avg_score"),
+            1.0,
+            "{}: the tool calls are not the expected ones",
+            case.eval_id
+        );
+        assert_eq!(
+            score(SKY_WORD_GROUNDED),
+            1.0,
+            "{}: the answer states weather no tool returned, or none where the weather is expected",
+            case.eval_id
+        );
+    }
+    let response = result
+        .mean_score("response_match_score")
+        .expect("response_match_score was scored");
     assert!(
         response >= RESPONSE_MATCH_FLOOR,
         "response match {response:.2} fell below {RESPONSE_MATCH_FLOOR}"
-    );
-    let grounded = score(SKY_WORD_GROUNDED);
-    assert_eq!(
-        grounded, 1.0,
-        "an answer stated weather that no tool returned"
     );
 }

@@ -295,10 +295,10 @@ fn bump_versions(
     Ok(lines)
 }
 
-/// `cargo package` of every published crate, offline: cargo packages crates that depend on each
-/// other together, resolving them in a local registry of the crates being packaged, and verifies
-/// each by building it from its `.crate` file.
-fn package(root: &Path, order: &[String]) -> anyhow::Result<()> {
+/// `cargo package` of the published crates `order` names, offline: cargo packages crates that
+/// depend on each other together, resolving them in a local registry of the crates being
+/// packaged, and verifies each by building it from its `.crate` file.
+pub fn package(root: &Path, order: &[String]) -> anyhow::Result<()> {
     println!(
         "\nrelease: cargo package of {} crates (offline)",
         order.len()

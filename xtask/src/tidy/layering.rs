@@ -2,10 +2,10 @@
 //!
 //! ```text
 //! L0   adk-core, adk-macros
-//! L1   adk-telemetry, adk-model, adk-tool, adk-session, adk-local-model
+//! L1   adk-telemetry, adk-model, adk-tool, adk-session, adk-local-model, adk-gate
 //! L2   adk-flow
-//! L3   adk-runner, adk-orchestrator, adk-config
-//! L4   adk-a2a, and any other crate under crates/
+//! L3   adk-runner, adk-orchestrator, adk-workflow
+//! L4   adk-config, adk-a2a, and any other crate under crates/
 //! L5   adk-server
 //! L6   adk-launcher
 //! L7   adk, the facade
@@ -58,13 +58,19 @@ pub const LAYER_TABLE: &[(&str, Tier)] = &[
     ("adk-tool", Tier::Layer(1)),
     ("adk-session", Tier::Layer(1)),
     ("adk-local-model", Tier::Layer(1)),
+    // The front door of the servers (authentication, hosts, origins, timeouts): below both the
+    // A2A server and the REST server, which share it; it knows no other adk crate.
+    ("adk-gate", Tier::Layer(1)),
     ("adk-flow", Tier::Layer(2)),
     ("adk-runner", Tier::Layer(3)),
     // The orchestrator and the run loop are agents above the flow: they see the flow's agents
     // only as `dyn Agent`, and run under the runner like every agent.
     ("adk-orchestrator", Tier::Layer(3)),
-    // YAML agent configs build flow agents; the runner is not needed to build them.
-    ("adk-config", Tier::Layer(3)),
+    // Graph workflows are agents above the flow: they run the flow's agents as nodes, and run
+    // under the runner like every agent.
+    ("adk-workflow", Tier::Layer(3)),
+    // YAML agent configs build flow agents and workflows; the runner is not needed to build them.
+    ("adk-config", Tier::Layer(4)),
     ("adk-a2a", Tier::Layer(4)),
     // The server mounts the crates of L4 (A2A) behind its features.
     ("adk-server", Tier::Layer(5)),

@@ -11,13 +11,19 @@ use serde_json::Value;
 pub use config::{ClientConfig, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT};
 
 use crate::AGENT_CARD_PATH;
-use crate::error::A2aError;
+use crate::error::{A2aError, json_problem};
 use crate::types::{
     AgentCard, JsonRpcRequest, JsonRpcResponse, MessageSendParams, SendMessageResult, StreamEvent,
     Task, TaskIdParams, TaskQueryParams, methods,
 };
 
 /// A client of one remote A2A agent: sends messages, streams tasks, gets and cancels them.
+///
+/// The configured bearer token and headers go only to the origin the client was configured with
+/// (the URL given to [`new`](Self::new), the card URL given to
+/// [`from_resolved_card`](Self::from_resolved_card)), never to another origin a card names;
+/// redirects are not followed; errors show URLs without user information and query, and quote
+/// nothing the peer sent.
 ///
 /// Cheap to clone; clones share one connection pool.
 ///
@@ -37,23 +43,46 @@ use crate::types::{
 #[derive(Clone, Debug)]
 pub struct A2aClient {
     url: String,
+    /// `url` as errors show it.
+    shown: String,
     transport: transport::Transport,
 }
 
 impl A2aClient {
-    /// A client sending JSON-RPC requests to `url`.
+    /// A client sending JSON-RPC requests to `url`, with the config's credentials.
     pub fn new(url: impl Into<String>, config: ClientConfig) -> Result<Self, A2aError> {
+        let url = url.into();
+        let transport = transport::Transport::new(config, &url)?;
         Ok(Self {
-            url: url.into(),
-            transport: transport::Transport::new(config)?,
+            shown: transport::shown(&url),
+            url,
+            transport,
         })
     }
 
     /// A client of the agent `card` describes, after checking the card
-    /// ([`check_card`](Self::check_card)).
+    /// ([`check_card`](Self::check_card)); the card is trusted as given, so its URL gets the
+    /// config's credentials.
     pub fn from_card(card: &AgentCard, config: ClientConfig) -> Result<Self, A2aError> {
         Self::check_card(card, "the given card")?;
         Self::new(card.url.clone(), config)
+    }
+
+    /// A client of the agent `card` describes, where the card was fetched from `card_url` (by
+    /// [`resolve_card`](Self::resolve_card)): the config's credentials go to `card_url`'s origin
+    /// only, so a card naming another origin for its endpoint gets no credentials there.
+    pub fn from_resolved_card(
+        card: &AgentCard,
+        card_url: &str,
+        config: ClientConfig,
+    ) -> Result<Self, A2aError> {
+        Self::check_card(card, card_url)?;
+        let transport = transport::Transport::new(config, card_url)?;
+        Ok(Self {
+            url: card.url.clone(),
+            shown: transport::shown(&card.url),
+            transport,
+        })
     }
 
     /// Fetches the agent card at `url`: the card itself when `url` ends in `.json`, else the
@@ -65,14 +94,14 @@ impl A2aClient {
         } else {
             format!("{}{AGENT_CARD_PATH}", url.trim_end_matches('/'))
         };
-        let transport = transport::Transport::new(config.clone())?;
+        let transport = transport::Transport::new(config.clone(), &card_url)?;
         let body = transport.get(&card_url).await?;
         let card: AgentCard =
             serde_json::from_slice(&body).map_err(|error| A2aError::InvalidResponse {
-                url: card_url.clone(),
-                message: format!("not an agent card: {error}"),
+                url: transport::shown(&card_url),
+                message: format!("not an agent card: {}", json_problem(&error)),
             })?;
-        Self::check_card(&card, &card_url)?;
+        Self::check_card(&card, &transport::shown(&card_url))?;
         Ok(card)
     }
 
@@ -126,7 +155,7 @@ impl A2aClient {
         let response = self.transport.post_stream(&self.url, &request).await?;
         Ok(sse::events(
             response,
-            self.url.clone(),
+            self.shown.clone(),
             self.transport.config().clone(),
         ))
     }
@@ -153,13 +182,13 @@ impl A2aClient {
         let request = JsonRpcRequest::new(method, params);
         let body = self.transport.post(&self.url, &request).await?;
         let response: JsonRpcResponse = serde_json::from_slice(&body).map_err(self.invalid())?;
-        result_of(response, &self.url)
+        result_of(response, &self.shown)
     }
 
     fn invalid(&self) -> impl Fn(serde_json::Error) -> A2aError + '_ {
         |error| A2aError::InvalidResponse {
-            url: self.url.clone(),
-            message: error.to_string(),
+            url: self.shown.clone(),
+            message: json_problem(&error),
         }
     }
 }
@@ -178,7 +207,7 @@ pub(crate) fn result_of<T: DeserializeOwned>(
     })?;
     serde_json::from_value(result).map_err(|error| A2aError::InvalidResponse {
         url: url.to_owned(),
-        message: error.to_string(),
+        message: json_problem(&error),
     })
 }
 

@@ -6,7 +6,7 @@ use futures::stream::BoxStream;
 use futures::{Stream, StreamExt as _};
 
 use super::ClientConfig;
-use crate::error::A2aError;
+use crate::error::{A2aError, json_problem};
 use crate::types::{JsonRpcResponse, StreamEvent};
 
 /// The events of `response`. The stream ends after the event that ends the task's stream; a
@@ -34,16 +34,22 @@ pub(super) fn events(
             };
             let frame = frame.map_err(|error| match error {
                 eventsource_stream::EventStreamError::Transport(inner) => inner,
-                other => A2aError::InvalidResponse { url: url.clone(), message: other.to_string() },
+                other => A2aError::InvalidResponse {
+                    url: url.clone(),
+                    message: match other {
+                        eventsource_stream::EventStreamError::Utf8(_) => "an event is not UTF-8".to_owned(),
+                        _ => "the event stream is malformed".to_owned(),
+                    },
+                },
             })?;
             if frame.data.trim().is_empty() {
                 continue;
             }
             let response: JsonRpcResponse = serde_json::from_str(&frame.data).map_err(|error| {
-                A2aError::InvalidResponse { url: url.clone(), message: error.to_string() }
+                A2aError::InvalidResponse { url: url.clone(), message: json_problem(&error) }
             })?;
             let event: StreamEvent = super::result_of(response, &url)?;
-            task = task.or_else(|| task_id(&event));
+            task = task.or_else(|| task_id(&event).map(printable_id));
             let ends = event.ends_stream();
             yield event;
             if ends {
@@ -60,6 +66,11 @@ fn task_id(event: &StreamEvent) -> Option<String> {
         StreamEvent::ArtifactUpdate(update) => Some(update.task_id.clone()),
         StreamEvent::Message(message) => message.task_id.clone(),
     }
+}
+
+/// A peer's task id as an error may show it: at most 64 characters, no control characters.
+fn printable_id(id: String) -> String {
+    id.chars().filter(|c| !c.is_control()).take(64).collect()
 }
 
 /// Passes the bytes on, failing when one event (the bytes between two blank lines) grows past
@@ -79,7 +90,7 @@ fn limit_event_size(
             } else {
                 A2aError::Transport {
                     url: url.clone(),
-                    source: error,
+                    source: error.without_url(),
                 }
             }
         })?;

@@ -40,6 +40,12 @@ pub const TASK_STATE_METADATA_KEY: &str = "a2a:task_state";
 /// in its `customMetadata` (`a2a:task_id`, `a2a:context_id`), so the next run continues the
 /// remote conversation.
 ///
+/// The client configuration's credentials go only to the origin of the card URL (or of the given
+/// card's URL); a remote agent's calls of ADK's protocol functions (`adk_request_confirmation`,
+/// `adk_request_credential`) become questions in words unless
+/// [`allow_remote_prompts`](RemoteA2aAgentBuilder::allow_remote_prompts) lets it raise this
+/// process's own prompts.
+///
 /// A remote agent that dies mid-stream ends the run with an [`A2aError::StreamEnded`] (as the
 /// source of an [`adk_core::Error`]); the events that came before it are kept. Dropping the run
 /// while the remote task runs cancels it with `tasks/cancel`.
@@ -59,6 +65,7 @@ pub struct RemoteA2aAgent {
     description: String,
     source: CardSource,
     config: ClientConfig,
+    allow_prompts: bool,
     resolved: OnceCell<(AgentCard, A2aClient)>,
 }
 
@@ -77,6 +84,7 @@ impl RemoteA2aAgent {
             card_url: None,
             card: None,
             config: ClientConfig::default(),
+            allow_prompts: false,
         }
     }
 
@@ -84,12 +92,19 @@ impl RemoteA2aAgent {
     async fn resolved(&self) -> Result<&(AgentCard, A2aClient), A2aError> {
         self.resolved
             .get_or_try_init(|| async {
-                let card = match &self.source {
-                    CardSource::Card(card) => (**card).clone(),
-                    CardSource::Url(url) => A2aClient::resolve_card(url, &self.config).await?,
-                };
-                let client = A2aClient::from_card(&card, self.config.clone())?;
-                Ok((card, client))
+                match &self.source {
+                    CardSource::Card(card) => {
+                        let client = A2aClient::from_card(card, self.config.clone())?;
+                        Ok(((**card).clone(), client))
+                    }
+                    CardSource::Url(url) => {
+                        let card = A2aClient::resolve_card(url, &self.config).await?;
+                        // The credentials go where the user pointed, not where the card says.
+                        let client =
+                            A2aClient::from_resolved_card(&card, url, self.config.clone())?;
+                        Ok((card, client))
+                    }
+                }
             })
             .await
     }
@@ -103,7 +118,7 @@ impl RemoteA2aAgent {
                 return;
             };
             let params = MessageSendParams::new(message);
-            let mut converter = response::Converter::new(&ctx);
+            let mut converter = response::Converter::new(&ctx, self.allow_prompts);
             if card.capabilities.streaming == Some(true) {
                 let mut events = client
                     .send_message_streaming(params)
@@ -168,9 +183,19 @@ pub struct RemoteA2aAgentBuilder {
     card_url: Option<String>,
     card: Option<AgentCard>,
     config: ClientConfig,
+    allow_prompts: bool,
 }
 
 impl RemoteA2aAgentBuilder {
+    /// Lets the remote agent raise this process's own confirmation and credential prompts (its
+    /// calls of `adk_request_confirmation`, `adk_request_credential`). Off by default: such a call
+    /// becomes a question in words, so that a remote agent cannot ask for a confirmation or for
+    /// credentials in this agent's name.
+    pub fn allow_remote_prompts(mut self, allowed: bool) -> Self {
+        self.allow_prompts = allowed;
+        self
+    }
+
     /// What the agent does, shown to models that may transfer to it; by default the card's
     /// description when the card is given, else empty.
     pub fn description(mut self, description: impl Into<String>) -> Self {
@@ -227,6 +252,7 @@ impl RemoteA2aAgentBuilder {
             name: self.name,
             source,
             config: self.config,
+            allow_prompts: self.allow_prompts,
             resolved: OnceCell::new(),
         })
     }

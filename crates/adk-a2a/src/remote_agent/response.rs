@@ -1,5 +1,11 @@
 //! What comes back from a remote agent, as events of the local agent: progress as thoughts, the
 //! answer as content, a pause as long-running function calls, a failure as an error event.
+//!
+//! A remote agent's calls of ADK's own protocol functions (`adk_request_confirmation`,
+//! `adk_request_credential`, ...) would raise this process's confirmation and credential prompts
+//! in its name; unless the agent allows it, they become a question in words instead.
+
+use std::borrow::Cow;
 
 use adk_core::{
     Content, Event, FunctionCall, FunctionCallId, InvocationContext, Part as AdkPart, Role,
@@ -7,8 +13,11 @@ use adk_core::{
 use serde_json::{Map, Value, json};
 
 use super::{CONTEXT_ID_METADATA_KEY, TASK_ID_METADATA_KEY, TASK_STATE_METADATA_KEY};
-use crate::convert::{a2a_part_to_adk, call_id, is_long_running_call};
+use crate::convert::{a2a_part_to_adk, call_id, data_part_type, is_long_running_call};
 use crate::types::{Message, Part, StreamEvent, TaskState};
+
+/// The prefix of the names of ADK's own protocol functions.
+const PROTOCOL_CALL_PREFIX: &str = "adk_";
 
 /// The calls made up when a remote agent asks for input or authentication in words rather than
 /// with a call of its own, named as ADK Python names them.
@@ -23,15 +32,80 @@ pub const REMOTE_TASK_FAILED: &str = "A2A_TASK_FAILED";
 /// Turns the stream events of one remote task into local events.
 pub(super) struct Converter<'c> {
     ctx: &'c InvocationContext,
+    /// Whether the remote agent may raise this process's own prompts.
+    allow_prompts: bool,
 }
 
 impl<'c> Converter<'c> {
-    pub(super) fn new(ctx: &'c InvocationContext) -> Self {
-        Self { ctx }
+    pub(super) fn new(ctx: &'c InvocationContext, allow_prompts: bool) -> Self {
+        Self { ctx, allow_prompts }
+    }
+
+    /// `parts` without calls of ADK's protocol functions, unless the agent allows them; each call
+    /// left out becomes a text saying what the remote agent asked for.
+    fn screen<'p>(&self, parts: &'p [Part]) -> Cow<'p, [Part]> {
+        if self.allow_prompts || !parts.iter().any(is_protocol_call) {
+            return Cow::Borrowed(parts);
+        }
+        let screened = parts
+            .iter()
+            .map(|part| {
+                if !is_protocol_call(part) {
+                    return part.clone();
+                }
+                tracing::warn!("a remote agent asked for one of this process's own prompts; it is asked in words instead");
+                Part::text(
+                    "The remote agent asks for a confirmation or credentials, which it may not \
+                     ask for in this agent's name: answer in words.",
+                )
+            })
+            .collect();
+        Cow::Owned(screened)
     }
 
     /// The local event for `item`, if it carries anything to show.
     pub(super) fn stream_event(&mut self, item: &StreamEvent) -> Option<Event> {
+        let screened;
+        let item = if self.allow_prompts {
+            item
+        } else {
+            screened = self.screen_event(item);
+            screened.as_ref().unwrap_or(item)
+        };
+        self.convert(item)
+    }
+
+    /// `item` with its parts screened, when screening changed any.
+    fn screen_event(&self, item: &StreamEvent) -> Option<StreamEvent> {
+        let mut item = item.clone();
+        let mut changed = false;
+        let mut screen = |parts: &mut Vec<Part>| {
+            if let Cow::Owned(screened) = self.screen(parts) {
+                *parts = screened;
+                changed = true;
+            }
+        };
+        match &mut item {
+            StreamEvent::Task(task) => {
+                for artifact in task.artifacts.iter_mut().flatten() {
+                    screen(&mut artifact.parts);
+                }
+                if let Some(message) = task.status.message.as_mut() {
+                    screen(&mut message.parts);
+                }
+            }
+            StreamEvent::StatusUpdate(update) => {
+                if let Some(message) = update.status.message.as_mut() {
+                    screen(&mut message.parts);
+                }
+            }
+            StreamEvent::ArtifactUpdate(update) => screen(&mut update.artifact.parts),
+            StreamEvent::Message(message) => screen(&mut message.parts),
+        }
+        changed.then_some(item)
+    }
+
+    fn convert(&mut self, item: &StreamEvent) -> Option<Event> {
         match item {
             StreamEvent::Task(task) => {
                 let parts: Vec<Part> = match &task.artifacts {
@@ -176,6 +250,18 @@ impl<'c> Converter<'c> {
         let mut event = self.ctx.new_event();
         event.response.custom_metadata = Some(metadata);
         event
+    }
+}
+
+/// Whether `part` is a call of one of ADK's protocol functions.
+fn is_protocol_call(part: &Part) -> bool {
+    match part {
+        Part::Data(data) if data_part_type(part) == Some("function_call") => data
+            .data
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|name| name.starts_with(PROTOCOL_CALL_PREFIX)),
+        _ => false,
     }
 }
 

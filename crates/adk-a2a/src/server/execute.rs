@@ -6,17 +6,28 @@
 //! task's final state is the most serious one seen (failed, then auth- or input-required, then
 //! working), and a run that ends still working completes the task with its last message as the
 //! artifact.
+//!
+//! A task runs as the caller's user (or `A2A_USER_<context>` when the server authenticates no
+//! one), holding a place among the runs at once and its session's lock from before its message
+//! is stored until its run ends; a stream reader that does not take an event within the write
+//! timeout is let go, so a slow reader never holds the task or its cancellation.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use adk_core::{CreateSessionRequest, ErrorKind, Event, GetSessionRequest, SessionKey};
+use adk_gate::Caller;
 use adk_runner::{RunRequest, RunStream};
+use adk_session::{LockError, SessionLease};
+use axum::response::Response;
 use futures::StreamExt as _;
+use http::StatusCode;
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::Inner;
+use super::rpc::http_error;
 use super::tasks::RunHandle;
 use crate::convert::{self, event_to_message, message_to_content};
 use crate::types::{
@@ -40,82 +51,194 @@ pub(super) struct Started {
     pub(super) events: mpsc::Receiver<StreamEvent>,
 }
 
-/// Checks `params`, stores the user's message in the context's session and starts the run; every
-/// failure here is a JSON-RPC error and leaves nothing running.
+/// Why a message was not run: a JSON-RPC error, or an HTTP answer (the server is full, the
+/// session busy) that a client retries.
+pub(super) enum Refusal {
+    Rpc(JsonRpcError),
+    Http(Response),
+}
+
+impl From<JsonRpcError> for Refusal {
+    fn from(error: JsonRpcError) -> Self {
+        Self::Rpc(error)
+    }
+}
+
+/// What a task's run holds while it goes on: its place among the runs at once and its session's
+/// lock. Dropping it frees both.
+struct Admission {
+    _lease: SessionLease,
+    _permit: OwnedSemaphorePermit,
+}
+
+/// A task being started: what it was before this message, to put back if the run cannot start.
+enum Before {
+    New,
+    Continued(Box<Task>),
+}
+
+/// Checks `params`, takes a place among the runs and the session's lock, stores the user's
+/// message in the context's session and starts the run; every failure here is a JSON-RPC error
+/// or an HTTP refusal and leaves nothing running.
 pub(super) async fn start(
     inner: &Arc<Inner>,
     params: MessageSendParams,
-) -> Result<Started, JsonRpcError> {
+    caller: &Caller,
+) -> Result<Started, Refusal> {
     let mut message = params.message;
     if message.role != Role::User {
-        return Err(invalid_params(
-            "a message sent to an agent must have role \"user\"",
-        ));
+        return Err(invalid_params("a message sent to an agent must have role \"user\"").into());
     }
-    let (task_id, context_id, continued) = task_of(inner, &message)?;
+    let (task_id, context_id, continued) = task_of(inner, &message, caller)?;
     message.task_id = Some(task_id.clone());
     message.context_id = Some(context_id.clone());
     let content = message_to_content(&message);
     if content.parts.is_empty() {
         return Err(invalid_params(
             "the message holds no part that can be read: send text, a file or data",
-        ));
+        )
+        .into());
     }
 
-    let key = SessionKey::new(
-        inner.runner.app_name(),
-        format!("{USER_PREFIX}{context_id}"),
-        context_id.clone(),
-    );
+    // A continued task goes on as the user it belongs to; a new one belongs to the caller's user.
+    let user = match &continued {
+        Some(_) => inner
+            .tasks
+            .owner(&task_id)
+            .ok_or_else(|| task_not_found(&task_id))?,
+        None => user_of(caller, &context_id),
+    };
+    let key = SessionKey::new(inner.runner.app_name(), user, context_id.clone());
+    let admission = admit(inner, &key).await?;
     ensure_session(inner, &key).await?;
-    let request = RunRequest::new(key.user_id.clone(), key.session_id.clone()).message(content);
-    let run = inner.runner.start(request).await.map_err(|error| {
-        let code = match error.kind() {
-            ErrorKind::InvalidInput => error_codes::INVALID_PARAMS,
-            _ => error_codes::INTERNAL_ERROR,
-        };
-        JsonRpcError::new(code, error.message())
-    })?;
 
     let handle = RunHandle {
         cancel: CancellationToken::new(),
         done: CancellationToken::new(),
     };
-    let first = match continued {
+    // The task is recorded as running before the message is stored, so that a store full of
+    // running tasks refuses the message before anything is stored.
+    let (first, before) = match continued {
         Some(mut task) => {
+            let before = Before::Continued(Box::new(task.clone()));
             task.status = TaskStatus::new(TaskState::Working);
             task.history.get_or_insert_with(Vec::new).push(message);
             let update =
                 TaskStatusUpdateEvent::new(&task_id, &context_id, task.status.clone(), false);
-            inner.tasks.start(task, handle.clone());
-            StreamEvent::StatusUpdate(update)
+            inner
+                .tasks
+                .start(task, &key.user_id, handle.clone())
+                .map_err(|_| store_full(inner))?;
+            (StreamEvent::StatusUpdate(update), before)
         }
         None => {
             let mut task = Task::new(&task_id, &context_id, TaskStatus::new(TaskState::Submitted));
             task.history = Some(vec![message]);
-            inner.tasks.start(task.clone(), handle.clone());
-            StreamEvent::Task(task)
+            inner
+                .tasks
+                .start(task.clone(), &key.user_id, handle.clone())
+                .map_err(|_| store_full(inner))?;
+            (StreamEvent::Task(task), Before::New)
         }
     };
+    let request = RunRequest::new(key.user_id.clone(), key.session_id.clone()).message(content);
+    let run = match inner.runner.start(request).await {
+        Ok(run) => run,
+        Err(error) => {
+            match before {
+                Before::New => inner.tasks.forget(&task_id),
+                Before::Continued(task) => {
+                    let owner = key.user_id.clone();
+                    inner.tasks.update(&task_id, |stored| *stored = *task);
+                    inner.tasks.finish(&task_id);
+                    tracing::debug!(task = %task_id, %owner, "the continued task is back as it was");
+                }
+            }
+            let code = match error.kind() {
+                ErrorKind::InvalidInput => error_codes::INVALID_PARAMS,
+                _ => error_codes::INTERNAL_ERROR,
+            };
+            return Err(JsonRpcError::new(code, error.message()).into());
+        }
+    };
+
     let (sender, events) = mpsc::channel(STREAM_BUFFER);
     let driver = Driver {
         inner: inner.clone(),
         task_id: task_id.clone(),
         context_id,
         key,
-        sender,
+        sender: Some(sender),
+        cancel: handle.cancel.clone(),
+        write_timeout: inner.write_timeout,
         state: TaskState::Working,
         last_message: None,
     };
-    tokio::spawn(driver.run(run, first, handle));
+    tokio::spawn(driver.run(run, first, handle, admission));
     Ok(Started { task_id, events })
 }
 
-/// The task a message belongs to: the one it names, when that one waits for input, else a new
-/// one; with its context, and the task itself when it is continued.
+/// The user a new task of `caller` runs as: its principal's user, or, when the server
+/// authenticates no one, `A2A_USER_<context>` as ADK Python names it.
+fn user_of(caller: &Caller, context_id: &str) -> String {
+    match caller.user_id() {
+        Some(user) => user.to_owned(),
+        None => format!("{USER_PREFIX}{context_id}"),
+    }
+}
+
+/// A place among the runs at once (503 with `Retry-After` when there is none), then the session's
+/// lock (409 when another run held it for the whole wait, 503 when the lock store cannot answer).
+async fn admit(inner: &Inner, key: &SessionKey) -> Result<Admission, Refusal> {
+    let permit = inner.runs.clone().try_acquire_owned().map_err(|_| {
+        Refusal::Http(unavailable(
+            inner.retry_after,
+            "too_many_runs",
+            "this server already runs as many invocations at once as it may; retry later",
+        ))
+    })?;
+    let lease = inner.locks.lock(key).await.map_err(|error| {
+        Refusal::Http(match error {
+            LockError::Busy { .. } => {
+                http_error(StatusCode::CONFLICT, "session_busy", &error.to_string())
+            }
+            error => unavailable(
+                inner.retry_after,
+                "session_store_unavailable",
+                &error.to_string(),
+            ),
+        })
+    })?;
+    Ok(Admission {
+        _lease: lease,
+        _permit: permit,
+    })
+}
+
+fn store_full(inner: &Inner) -> Refusal {
+    Refusal::Http(unavailable(
+        inner.retry_after,
+        "too_many_tasks",
+        "this server holds as many running tasks as its task store keeps; retry later",
+    ))
+}
+
+/// 503 with `Retry-After`.
+fn unavailable(after: Duration, code: &str, message: &str) -> Response {
+    let mut response = http_error(StatusCode::SERVICE_UNAVAILABLE, code, message);
+    response.headers_mut().insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from(after.as_secs().max(1)),
+    );
+    response
+}
+
+/// The task a message belongs to: the one it names, when that one is the caller's and waits for
+/// input, else a new one; with its context, and the task itself when it is continued.
 fn task_of(
     inner: &Inner,
     message: &Message,
+    caller: &Caller,
 ) -> Result<(String, String, Option<Task>), JsonRpcError> {
     let Some(task_id) = &message.task_id else {
         let context_id = match &message.context_id {
@@ -126,7 +249,7 @@ fn task_of(
     };
     let task = inner
         .tasks
-        .get(task_id, None)
+        .get(task_id, None, caller)
         .ok_or_else(|| task_not_found(task_id))?;
     if let Some(context_id) = &message.context_id
         && context_id != &task.context_id
@@ -163,7 +286,7 @@ fn check_context_id(context_id: &str) -> Result<String, JsonRpcError> {
 }
 
 /// Creates the context's session when it does not exist yet.
-async fn ensure_session(inner: &Inner, key: &SessionKey) -> Result<(), JsonRpcError> {
+async fn ensure_session(inner: &Inner, key: &SessionKey) -> Result<(), Refusal> {
     let sessions = inner.runner.session_service();
     let internal =
         |error: adk_core::Error| JsonRpcError::new(error_codes::INTERNAL_ERROR, error.message());
@@ -189,13 +312,24 @@ struct Driver {
     task_id: String,
     context_id: String,
     key: SessionKey,
-    sender: mpsc::Sender<StreamEvent>,
+    /// The stream's reader, until it went away or stopped reading.
+    sender: Option<mpsc::Sender<StreamEvent>>,
+    /// Fires when the task is cancelled.
+    cancel: CancellationToken,
+    /// How long an event may wait for the reader.
+    write_timeout: Duration,
     state: TaskState,
     last_message: Option<Message>,
 }
 
 impl Driver {
-    async fn run(mut self, mut run: RunStream, first: StreamEvent, handle: RunHandle) {
+    async fn run(
+        mut self,
+        mut run: RunStream,
+        first: StreamEvent,
+        handle: RunHandle,
+        admission: Admission,
+    ) {
         self.send(first).await;
         let mut working = TaskStatusUpdateEvent::new(
             &self.task_id,
@@ -229,8 +363,10 @@ impl Driver {
                 }
             }
         };
-        // Dropping the run's stream cancels whatever of it still runs.
+        // Dropping the run's stream cancels whatever of it still runs; then the session is
+        // unlocked and the run's place freed.
         drop(run);
+        drop(admission);
         if cancelled {
             self.state = TaskState::Canceled;
             self.last_message = None;
@@ -318,10 +454,41 @@ impl Driver {
         self.send(StreamEvent::StatusUpdate(update)).await;
     }
 
-    /// Sends `event` to whoever reads the task's stream; a reader that went away does not stop
-    /// the task.
-    async fn send(&self, event: StreamEvent) {
-        let _ = self.sender.send(event).await;
+    /// Sends `event` to whoever reads the task's stream. A reader that went away does not stop
+    /// the task, nor does one that does not take the event within the write timeout: it is let
+    /// go (its stream ends, and `tasks/get` shows the task). A cancellation does not wait for a
+    /// slow reader either.
+    async fn send(&mut self, event: StreamEvent) {
+        let Some(sender) = &self.sender else {
+            return;
+        };
+        if self.cancel.is_cancelled() {
+            // A cancelled task waits for no reader: what does not fit now is left out, and a
+            // reader with no room is let go.
+            if sender.try_send(event).is_err() {
+                self.sender = None;
+            }
+            return;
+        }
+        let sent = tokio::select! {
+            sent = tokio::time::timeout(self.write_timeout, sender.send(event)) => sent,
+            () = self.cancel.cancelled() => {
+                self.sender = None;
+                return;
+            }
+        };
+        match sent {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => self.sender = None,
+            Err(_) => {
+                tracing::warn!(
+                    task = %self.task_id,
+                    timeout = ?self.write_timeout,
+                    "an A2A stream reader stopped reading; it is let go and the task goes on"
+                );
+                self.sender = None;
+            }
+        }
     }
 
     fn session_metadata(&self) -> Metadata {

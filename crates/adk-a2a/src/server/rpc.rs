@@ -1,20 +1,26 @@
-//! `POST /`: reads a JSON-RPC request, answers errors with the spec's codes, and dispatches
-//! `message/send`, `message/stream` (as Server-Sent Events), `tasks/get` and `tasks/cancel`.
+//! `POST /`: takes `Content-Type: application/json` only, reads a JSON-RPC request under the
+//! body limits, answers errors with the spec's codes, and dispatches `message/send`,
+//! `message/stream` (as Server-Sent Events), `tasks/get` and `tasks/cancel`, each seeing only the
+//! caller's own tasks.
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::Duration;
 
+use adk_gate::{BodyError, Caller};
 use axum::Json;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
+use http::StatusCode;
+use http::header::CONTENT_TYPE;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::Inner;
-use super::execute::{self, invalid_params, task_not_found};
+use super::execute::{self, Refusal, invalid_params, task_not_found};
 use crate::types::{
     JsonRpcError, JsonRpcResponse, MessageSendParams, RequestId, StreamEvent, TaskIdParams,
     TaskQueryParams, TaskState, TaskStatus, error_codes, methods,
@@ -27,18 +33,72 @@ struct Call {
     params: Value,
 }
 
+/// How much longer than the write timeout `tasks/cancel` waits for a task's run to stop; past it
+/// the task is answered as it is.
+const CANCEL_MARGIN: Duration = Duration::from_secs(10);
+
 /// `POST /`.
-pub(super) async fn handler(State(inner): State<Arc<Inner>>, body: Bytes) -> Response {
+pub(super) async fn handler(
+    State(inner): State<Arc<Inner>>,
+    caller: Caller,
+    request: Request,
+) -> Response {
+    if !is_json(&request) {
+        // A web page can send `text/plain` (or a form) to any origin without a CORS preflight;
+        // JSON it cannot, so only JSON is read.
+        return http_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "A2A JSON-RPC requests must be sent with Content-Type: application/json",
+        );
+    }
+    let (body, _reservation) = match inner.bodies.read(request).await {
+        Ok(read) => read,
+        Err(error) => return body_error(&inner, &error),
+    };
     let call = match read_call(&body) {
         Ok(call) => call,
         Err((id, error)) => return json(JsonRpcResponse::failure(id, error)),
     };
     let id = call.id.clone();
-    match dispatch(&inner, call).await {
+    match dispatch(&inner, call, &caller).await {
         Ok(Answer::Result(result)) => json(JsonRpcResponse::success(id, result)),
         Ok(Answer::Stream(events)) => sse(id, events),
-        Err(error) => json(JsonRpcResponse::failure(id, error)),
+        Err(Refusal::Rpc(error)) => json(JsonRpcResponse::failure(id, error)),
+        Err(Refusal::Http(response)) => response,
     }
+}
+
+/// Whether the request says its body is JSON (`application/json`, parameters allowed).
+fn is_json(request: &Request) -> bool {
+    request
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// An HTTP error in ADK's JSON shape.
+pub(super) fn http_error(status: StatusCode, code: &str, message: &str) -> Response {
+    (status, Json(json!({"error": code, "detail": message}))).into_response()
+}
+
+fn body_error(inner: &Inner, error: &BodyError) -> Response {
+    let (status, code) = match error {
+        BodyError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+        BodyError::Busy { .. } => (StatusCode::SERVICE_UNAVAILABLE, "too_many_bytes"),
+        BodyError::Timeout { .. } => (StatusCode::REQUEST_TIMEOUT, "request_timeout"),
+        _ => (StatusCode::BAD_REQUEST, "bad_request"),
+    };
+    let mut response = http_error(status, code, &error.to_string());
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        response.headers_mut().insert(
+            http::header::RETRY_AFTER,
+            http::HeaderValue::from(inner.retry_after.as_secs().max(1)),
+        );
+    }
+    response
 }
 
 /// What a method answers: one result, or a stream of events.
@@ -82,7 +142,7 @@ fn read_call(body: &[u8]) -> Result<Call, (RequestId, JsonRpcError)> {
     Ok(Call { id, method, params })
 }
 
-async fn dispatch(inner: &Arc<Inner>, call: Call) -> Result<Answer, JsonRpcError> {
+async fn dispatch(inner: &Arc<Inner>, call: Call, caller: &Caller) -> Result<Answer, Refusal> {
     match call.method.as_str() {
         methods::SEND => {
             let params: MessageSendParams = params(call.params)?;
@@ -95,65 +155,81 @@ async fn dispatch(inner: &Arc<Inner>, call: Call) -> Result<Answer, JsonRpcError
                 .configuration
                 .as_ref()
                 .and_then(|configuration| configuration.history_length);
-            let mut started = execute::start(inner, params).await?;
+            let mut started = execute::start(inner, params, caller).await?;
             if blocking {
                 // The run sends until it ends; reading everything waits for that.
                 while started.events.recv().await.is_some() {}
             }
             let task = inner
                 .tasks
-                .get(&started.task_id, history_length)
+                .get(&started.task_id, history_length, caller)
                 .ok_or_else(|| task_not_found(&started.task_id))?;
             Ok(Answer::Result(to_value(&task)?))
         }
         methods::STREAM => {
             let params: MessageSendParams = params(call.params)?;
-            let started = execute::start(inner, params).await?;
+            let started = execute::start(inner, params, caller).await?;
             Ok(Answer::Stream(started.events))
         }
         methods::GET_TASK => {
             let params: TaskQueryParams = params(call.params)?;
             let task = inner
                 .tasks
-                .get(&params.id, params.history_length)
+                .get(&params.id, params.history_length, caller)
                 .ok_or_else(|| task_not_found(&params.id))?;
             Ok(Answer::Result(to_value(&task)?))
         }
         methods::CANCEL_TASK => {
             let params: TaskIdParams = params(call.params)?;
-            cancel(inner, &params.id).await.map(Answer::Result)
+            Ok(Answer::Result(cancel(inner, &params.id, caller).await?))
         }
         methods::RESUBSCRIBE => Err(JsonRpcError::new(
             error_codes::UNSUPPORTED_OPERATION,
             "tasks/resubscribe is not supported; poll the task with tasks/get",
-        )),
+        )
+        .into()),
         methods::EXTENDED_CARD => Err(JsonRpcError::new(
             error_codes::EXTENDED_CARD_NOT_CONFIGURED,
             "this agent has no authenticated extended card",
-        )),
+        )
+        .into()),
         method if method.starts_with(methods::PUSH_NOTIFICATION_PREFIX) => Err(JsonRpcError::new(
             error_codes::PUSH_NOTIFICATION_NOT_SUPPORTED,
             "push notifications are not supported",
-        )),
+        )
+        .into()),
         method => Err(JsonRpcError::new(
             error_codes::METHOD_NOT_FOUND,
             format!(
                 "method {method:?} does not exist; this agent serves message/send, message/stream, tasks/get and tasks/cancel"
             ),
-        )),
+        )
+        .into()),
     }
 }
 
-/// Cancels task `id`: a running task's run is stopped (and awaited), a task waiting for input is
-/// marked cancelled; a finished task cannot be cancelled (-32002).
-async fn cancel(inner: &Inner, id: &str) -> Result<Value, JsonRpcError> {
+/// Cancels task `id` of the caller: a running task's run is stopped (and awaited, at most the
+/// write timeout and a margin: a run blocked on a stream's reader gives up the reader within the
+/// write timeout), a task waiting for input is marked cancelled; a finished task cannot be
+/// cancelled (-32002).
+async fn cancel(inner: &Inner, id: &str, caller: &Caller) -> Result<Value, JsonRpcError> {
     let task = inner
         .tasks
-        .get(id, None)
+        .get(id, None, caller)
         .ok_or_else(|| task_not_found(id))?;
     if let Some(run) = inner.tasks.running(id) {
         run.cancel.cancel();
-        run.done.cancelled().await;
+        let wait = inner.write_timeout + CANCEL_MARGIN;
+        if tokio::time::timeout(wait, run.done.cancelled())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                task = id,
+                ?wait,
+                "a cancelled task's run did not stop in time"
+            );
+        }
     } else if task.status.state.is_terminal() {
         return Err(JsonRpcError::new(
             error_codes::TASK_NOT_CANCELABLE,
@@ -169,7 +245,7 @@ async fn cancel(inner: &Inner, id: &str) -> Result<Value, JsonRpcError> {
     }
     let task = inner
         .tasks
-        .get(id, None)
+        .get(id, None, caller)
         .ok_or_else(|| task_not_found(id))?;
     to_value(&task)
 }

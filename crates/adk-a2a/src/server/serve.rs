@@ -1,4 +1,5 @@
-//! [`serve`]: runs one app's A2A server on its own, until a shutdown signal.
+//! [`serve`]: runs one app's A2A server on its own, behind its gate and with bounded connection
+//! waits, until a shutdown signal.
 
 use std::future::Future;
 
@@ -9,7 +10,8 @@ use crate::error::A2aError;
 
 /// Binds `address` (`host:port`) and serves `server`'s router there until `shutdown` completes,
 /// then stops taking connections and returns once the open ones are closed. Tasks already
-/// running finish on their own.
+/// running finish on their own. The server answers to the hosts of its gate and to the address
+/// it is bound to; its connections have the server's [`ConnectionLimits`](adk_gate::ConnectionLimits).
 ///
 /// This is what a command line's `a2a` subcommand calls; pair it with a signal future such as
 /// Ctrl-C.
@@ -50,8 +52,14 @@ pub async fn serve_listener(
         .map(|address| address.to_string())
         .unwrap_or_default();
     tracing::info!(app = server.app_name(), %address, "serving A2A");
-    axum::serve(listener, server.router())
-        .with_graceful_shutdown(shutdown)
+    let mut gate = server.gate().clone();
+    if let Ok(local) = listener.local_addr()
+        && !local.ip().is_unspecified()
+    {
+        gate = gate.with_host(&local.ip().to_string());
+    }
+    let router = gate.apply(server.ungated_router());
+    adk_gate::serve(listener, router, server.connection_limits(), shutdown)
         .await
         .map_err(|source| A2aError::Io {
             what: format!("the A2A server on {address} failed"),

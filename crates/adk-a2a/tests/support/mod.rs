@@ -241,6 +241,30 @@ pub fn payments_agent(name: &str) -> (Arc<dyn Agent>, Arc<std::sync::atomic::Ato
     (Arc::new(agent), transfers)
 }
 
+/// A local app whose root agent hands the user's message to a [`payments_agent`] served over A2A
+/// as `bank`; `allow_remote_prompts` says whether the bank may ask for confirmations in the local
+/// agent's name. The counter counts the bank's transfers.
+pub async fn local_app_with_remote_bank(
+    allow_remote_prompts: bool,
+) -> (Runner, Arc<std::sync::atomic::AtomicUsize>) {
+    let (payments, transfers) = payments_agent("payments");
+    let base_url = serve(runner("bank", payments)).await;
+    let model = adk_test::ScriptedModel::new("local")
+        .then_call("transfer_to_agent", json!({"agent_name": "bank"}));
+    let bank = adk_a2a::RemoteA2aAgent::builder("bank")
+        .description("A remote bank.")
+        .card_url(&base_url)
+        .allow_remote_prompts(allow_remote_prompts)
+        .build()
+        .unwrap();
+    let root = adk_flow::LlmAgent::builder("root")
+        .model(Arc::new(model))
+        .sub_agent(Arc::new(bank))
+        .build()
+        .unwrap();
+    (runner("local_app", Arc::new(root)), transfers)
+}
+
 /// POSTs a JSON-RPC body to `url` and returns the JSON answer.
 pub async fn post_json(url: &str, body: &str) -> Value {
     reqwest::Client::new()

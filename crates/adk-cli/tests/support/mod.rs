@@ -166,9 +166,14 @@ pub(crate) async fn serve(mut command: Command, patience: Duration) -> Served {
 
 /// Starts `command` on a free port with the storage its arguments name, and waits up to
 /// `patience` for its banner.
-pub(crate) async fn serve_stored(mut command: Command, patience: Duration) -> Served {
+pub(crate) async fn serve_stored(command: Command, patience: Duration) -> Served {
+    serve_on(command, 0, patience).await
+}
+
+/// Starts `command` on `port` (0 for a free one), and waits up to `patience` for its banner.
+pub(crate) async fn serve_on(mut command: Command, port: u16, patience: Duration) -> Served {
     let mut child = command
-        .args(["--port", "0"])
+        .args(["--port", &port.to_string()])
         .env_remove("GOOGLE_API_KEY")
         .env_remove("GEMINI_API_KEY")
         .env_remove("ADK_PROVIDER")

@@ -1,5 +1,5 @@
 //! [`AgentClass`]: the `agent_class:` of a config, in every spelling ADK Python accepts for the
-//! four classes adk-rs builds, and the schemas that list them for editors.
+//! classes adk-rs builds, and the schemas that list them for editors.
 
 use schemars::{Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer};
@@ -17,6 +17,8 @@ pub(crate) enum AgentClass {
     Parallel,
     /// Runs its sub-agents in turn, again and again.
     Loop,
+    /// A graph workflow of nodes joined by edges.
+    Workflow,
 }
 
 /// Every spelling of `LlmAgent` ADK Python accepts: its names, its import paths, and the empty
@@ -45,6 +47,15 @@ const PARALLEL_AGENT: &[&str] = &[
     "google.adk.agents.parallel_agent.ParallelAgent",
 ];
 
+/// Every spelling of the graph `Workflow` (ADK Python looks in `google.adk.agents`, then in
+/// `google.adk.workflow`).
+const WORKFLOW: &[&str] = &[
+    "Workflow",
+    "google.adk.Workflow",
+    "google.adk.workflow.Workflow",
+    "google.adk.workflow._workflow.Workflow",
+];
+
 /// Every spelling of `LoopAgent`.
 const LOOP_AGENT: &[&str] = &[
     "LoopAgent",
@@ -60,6 +71,7 @@ impl AgentClass {
             (Self::Sequential, SEQUENTIAL_AGENT),
             (Self::Parallel, PARALLEL_AGENT),
             (Self::Loop, LOOP_AGENT),
+            (Self::Workflow, WORKFLOW),
         ];
         classes
             .into_iter()
@@ -69,8 +81,14 @@ impl AgentClass {
                 format!(
                     "unknown agent_class `{spelling}`; adk-rs builds {} (`LlmAgent` is the \
                      default and is also spelled `Agent`; each may also be named by its \
-                     `google.adk.agents` path)",
-                    quoted_list(["LlmAgent", "SequentialAgent", "ParallelAgent", "LoopAgent"])
+                     `google.adk` path)",
+                    quoted_list([
+                        "LlmAgent",
+                        "SequentialAgent",
+                        "ParallelAgent",
+                        "LoopAgent",
+                        "Workflow"
+                    ])
                 )
             })
     }
@@ -82,6 +100,7 @@ impl AgentClass {
             Self::Sequential => "a SequentialAgent",
             Self::Parallel => "a ParallelAgent",
             Self::Loop => "a LoopAgent",
+            Self::Workflow => "a Workflow",
         }
     }
 }
@@ -127,6 +146,15 @@ pub(crate) fn loop_agent_schema(_generator: &mut SchemaGenerator) -> Schema {
     )
 }
 
+/// The schema of `agent_class` in a graph `Workflow` config.
+pub(crate) fn graph_workflow_schema(_generator: &mut SchemaGenerator) -> Schema {
+    class_schema(
+        WORKFLOW,
+        "Workflow runs a graph of nodes from START along its edges, each node's output passed to \
+         the nodes its route leads to.",
+    )
+}
+
 fn class_schema(spellings: &[&str], description: &str) -> Schema {
     json_schema!({
         "type": "string",
@@ -151,13 +179,17 @@ mod tests {
             AgentClass::from_spelling("ParallelAgent"),
             Ok(AgentClass::Parallel)
         );
+        assert_eq!(
+            AgentClass::from_spelling("google.adk.workflow.Workflow"),
+            Ok(AgentClass::Workflow)
+        );
     }
 
     #[test]
     fn other_classes_are_refused_with_the_four_named() {
         let error = AgentClass::from_spelling("my_package.MyAgent").unwrap_err();
         assert!(
-            error.starts_with("unknown agent_class `my_package.MyAgent`; adk-rs builds `LlmAgent`, `SequentialAgent`, `ParallelAgent` and `LoopAgent`"),
+            error.starts_with("unknown agent_class `my_package.MyAgent`; adk-rs builds `LlmAgent`, `SequentialAgent`, `ParallelAgent`, `LoopAgent` and `Workflow`"),
             "{error}"
         );
     }

@@ -228,7 +228,8 @@ impl JsonSchema for MaxIterations {
 #[schemars(
     title = "adk-rs agent config",
     description = "An agent described in YAML, as ADK Python's root_agent.yaml describes it: an \
-        LlmAgent (the default), a SequentialAgent, a ParallelAgent or a LoopAgent."
+        LlmAgent (the default), a SequentialAgent, a ParallelAgent, a LoopAgent or a graph \
+        Workflow."
 )]
 #[allow(dead_code)]
 pub(crate) enum AgentConfigFile {
@@ -238,4 +239,6 @@ pub(crate) enum AgentConfigFile {
     Workflow(WorkflowAgentConfig),
     /// A LoopAgent.
     Loop(LoopAgentConfig),
+    /// A graph Workflow.
+    GraphWorkflow(super::workflow::WorkflowConfig),
 }

@@ -13,6 +13,7 @@ pub(crate) mod scalar;
 pub(crate) mod section;
 pub(crate) mod sub_agents;
 pub(crate) mod tools;
+pub(crate) mod workflow;
 
 use schemars::generate::SchemaSettings;
 use serde::Deserialize;

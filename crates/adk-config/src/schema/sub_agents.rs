@@ -85,7 +85,7 @@ impl From<ConfigPath> for SubAgentRef {
 }
 
 /// Finds the file `written` names, relative to the file being read.
-fn find(written: &str) -> Result<SubAgentRef, String> {
+pub(crate) fn find(written: &str) -> Result<SubAgentRef, String> {
     context::with(|context| find_in(context, written))
 }
 

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::invocation::Invocation;
 use super::{InvocationContext, RunConfig, Services};
-use crate::{Agent, AgentTree, Content, Error, ErrorKind, InvocationId, Result, Session};
+use crate::{Agent, AgentTree, Content, Error, ErrorKind, InvocationId, NodePath, Result, Session};
 
 /// Builds an [`InvocationContext`]; made by [`InvocationContext::builder`].
 #[must_use]
@@ -22,6 +22,7 @@ pub struct InvocationContextBuilder {
     run_config: RunConfig,
     agent_tree: Option<AgentTree>,
     branch: Option<String>,
+    node_path: NodePath,
     services: Services,
     cancellation: Option<CancellationToken>,
     resumable: bool,
@@ -39,6 +40,7 @@ impl InvocationContextBuilder {
             run_config: RunConfig::default(),
             agent_tree: None,
             branch: None,
+            node_path: NodePath::default(),
             services: Services::default(),
             cancellation: None,
             resumable: false,
@@ -100,6 +102,13 @@ impl InvocationContextBuilder {
         self
     }
 
+    /// The path of the node run the context starts with (`assistant@1` for a root agent); empty
+    /// by default.
+    pub fn node_path(mut self, path: NodePath) -> Self {
+        self.node_path = path;
+        self
+    }
+
     /// The storage services, id generator and clock (by default no services, random ids and the
     /// system clock).
     pub fn services(mut self, services: Services) -> Self {
@@ -158,6 +167,8 @@ impl InvocationContextBuilder {
             invocation: Arc::new(invocation),
             agent: self.agent,
             branch: self.branch.map(Into::into),
+            node_path: self.node_path,
+            isolation_scope: None,
         })
     }
 }

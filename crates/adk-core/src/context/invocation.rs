@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::{InvocationContextBuilder, RunConfig, Services};
 use crate::ids::{Clock, IdGen};
 use crate::{Agent, AgentTree, ArtifactService, Content, Event, InvocationId, MemoryService};
-use crate::{Session, SessionKey, SessionService};
+use crate::{NodePath, Session, SessionKey, SessionService};
 
 /// The progress an agent checkpointed in this invocation, for resuming.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +73,10 @@ pub struct InvocationContext {
     pub(super) invocation: Arc<Invocation>,
     pub(super) agent: Arc<dyn Agent>,
     pub(super) branch: Option<Arc<str>>,
+    /// The node run this context runs, stamped on its events (`nodeInfo.path`).
+    pub(super) node_path: NodePath,
+    /// The conversation this run's events belong to when it is kept apart (a delegated task's).
+    pub(super) isolation_scope: Option<Arc<str>>,
 }
 
 impl InvocationContext {
@@ -99,6 +103,42 @@ impl InvocationContext {
     /// The dotted branch (`root.child`) this run's events belong to; `None` at the top.
     pub fn branch(&self) -> Option<&str> {
         self.branch.as_deref()
+    }
+
+    /// The path of the node run this context runs (`wf@1/classify@1`, `assistant@1`); empty
+    /// outside every node (the deprecated sequential, parallel and loop agents).
+    pub fn node_path(&self) -> &NodePath {
+        &self.node_path
+    }
+
+    /// The isolation scope of this run: set for a delegated task, whose events are kept apart
+    /// from the rest of the session.
+    pub fn isolation_scope(&self) -> Option<&Arc<str>> {
+        self.isolation_scope.as_ref()
+    }
+
+    /// This context for the node run at `path` (same agent, branch and scope).
+    pub fn with_node_path(&self, path: NodePath) -> Self {
+        Self {
+            node_path: path,
+            ..self.clone()
+        }
+    }
+
+    /// This context with the isolation scope `scope`.
+    pub fn with_isolation_scope(&self, scope: Option<Arc<str>>) -> Self {
+        Self {
+            isolation_scope: scope,
+            ..self.clone()
+        }
+    }
+
+    /// This context on the branch `branch` (`None`: the top).
+    pub fn with_branch(&self, branch: Option<&str>) -> Self {
+        Self {
+            branch: branch.map(Into::into),
+            ..self.clone()
+        }
     }
 
     /// The identity of the session.
@@ -178,25 +218,27 @@ impl InvocationContext {
         &self.invocation.cancellation
     }
 
-    /// A new event of this agent in this invocation and branch, with an id and timestamp from the
-    /// run's id generator and clock.
+    /// A new event of this agent in this invocation, branch, node run and isolation scope, with an
+    /// id and timestamp from the run's id generator and clock.
     pub fn new_event(&self) -> Event {
-        Event::with_seams(
+        let mut event = Event::with_seams(
             self.invocation_id().clone(),
             self.agent_name(),
             self.ids(),
             self.clock(),
         )
-        .with_branch(self.branch.as_deref().map(str::to_owned))
+        .with_branch(self.branch.as_deref().map(str::to_owned));
+        event.node_info.path = self.node_path.clone();
+        event.isolation_scope = self.isolation_scope.clone();
+        event
     }
 
     /// A context for running `agent` in the same invocation and branch (a transfer, a sequential
     /// child).
     pub fn with_agent(&self, agent: Arc<dyn Agent>) -> Self {
         Self {
-            invocation: self.invocation.clone(),
             agent,
-            branch: self.branch.clone(),
+            ..self.clone()
         }
     }
 
@@ -215,9 +257,9 @@ impl InvocationContext {
             None => suffix.to_owned(),
         };
         Self {
-            invocation: self.invocation.clone(),
             agent,
             branch: Some(branch.into()),
+            ..self.clone()
         }
     }
 
@@ -260,6 +302,7 @@ impl fmt::Debug for InvocationContext {
             .field("invocation_id", self.invocation_id())
             .field("agent", &self.agent_name())
             .field("branch", &self.branch)
+            .field("node_path", &self.node_path)
             .field("session", self.session_key())
             .finish_non_exhaustive()
     }

@@ -17,6 +17,10 @@ use serde_json::{Value, json};
 use crate::LlmAgent;
 use forwarding_artifacts::ForwardingArtifacts;
 
+/// The invocation-scoped state key under which an agent tool leaves the grounding metadata the
+/// caller's next answers carry (ADK's key, so the two read each other's sessions alike).
+pub(crate) const GROUNDING_METADATA_KEY: &str = "temp:_adk_grounding_metadata";
+
 /// Wraps an agent as a tool: the calling model sends a request (or arguments following the
 /// agent's input schema, checked against it before the agent runs), the agent runs on a session
 /// of its own that starts from a copy of the caller's state, and its final answer (parsed JSON
@@ -43,6 +47,7 @@ use forwarding_artifacts::ForwardingArtifacts;
 pub struct AgentTool {
     agent: Arc<dyn Agent>,
     skip_summarization: bool,
+    propagate_grounding_metadata: bool,
     /// The agent's input schema, compiled; `None` when it has none.
     input_validator: Option<std::result::Result<ArgumentValidator, adk_tool::ToolError>>,
 }
@@ -58,6 +63,7 @@ impl AgentTool {
         Self {
             agent,
             skip_summarization: false,
+            propagate_grounding_metadata: false,
             input_validator,
         }
     }
@@ -65,6 +71,14 @@ impl AgentTool {
     /// Shows the agent's answer to the user as it is, without another model call.
     pub fn skip_summarization(mut self, skip: bool) -> Self {
         self.skip_summarization = skip;
+        self
+    }
+
+    /// Puts the grounding metadata of the agent's last answer (Google Search's sources) on the
+    /// caller's answers that follow in this invocation, as ADK does for a search agent used as a
+    /// tool: the caller's model never sees the search, so its answer would carry no sources.
+    pub fn propagate_grounding_metadata(mut self, propagate: bool) -> Self {
+        self.propagate_grounding_metadata = propagate;
         self
     }
 
@@ -130,6 +144,7 @@ impl Tool for AgentTool {
         let parent = ctx.invocation();
         let child_ctx = child_invocation(parent, self.agent.clone(), message)?;
         let mut last_text = None;
+        let mut last_grounding = None;
         let mut events = self.agent.clone().run(child_ctx.clone());
         while let Some(event) = events.next().await {
             let event = event?;
@@ -149,6 +164,9 @@ impl Tool for AgentTool {
             if let Some(text) = event.text() {
                 last_text = Some(text);
             }
+            if let Some(grounding) = &event.response.grounding_metadata {
+                last_grounding = Some(grounding.clone());
+            }
             child_ctx.with_session_mut(|session| {
                 let revision = session.revision + 1;
                 session.apply_event(event, revision);
@@ -156,6 +174,9 @@ impl Tool for AgentTool {
         }
         if self.skip_summarization {
             ctx.skip_summarization();
+        }
+        if let Some(grounding) = last_grounding.filter(|_| self.propagate_grounding_metadata) {
+            ctx.set_state(GROUNDING_METADATA_KEY, grounding)?;
         }
         let text = last_text.unwrap_or_default();
         if self.llm_agent().and_then(LlmAgent::output_schema).is_some() {

@@ -151,9 +151,35 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                 continue;
             }
 
-            let Some(mut calls) =
-                Box::pin(run_function_calls(&step, &model_event, &call_llm_span)).await?
+            // Calls of task and single-turn sub-agents are run by the flow (see `task`): the
+            // single-turn agents answer before the tools, the tasks after.
+            let delegations = Box::new(crate::task::Delegations::of(&step.agent, &model_event));
+            let mut answers = Vec::new();
+            for (call, target) in &delegations.single_turn {
+                let answer = Arc::new(parking_lot::Mutex::new(None));
+                let mut events =
+                    crate::task::run_single_turn_call(&ctx, call, target.clone(), answer.clone());
+                while let Some(event) = next_boxed(&mut events).await {
+                    yield *event?;
+                }
+                answers.extend(answer.lock().take());
+            }
+            let Some(mut calls) = Box::pin(run_function_calls(
+                &step,
+                &model_event,
+                &call_llm_span,
+                delegations.others.as_ref(),
+                answers,
+            ))
+            .await?
             else {
+                let mut events = crate::task::run_task_calls(&ctx, &delegations.tasks);
+                while let Some(event) = next_boxed(&mut events).await {
+                    yield *event?;
+                }
+                if ctx.is_ended() {
+                    return;
+                }
                 continue;
             };
             if let Some(event) = calls.response_event.take() {
@@ -176,11 +202,19 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             if let Some(error) = calls.refused_transfer.take() {
                 Err::<(), _>(error)?;
             }
+            let mut events = crate::task::run_task_calls(&ctx, &delegations.tasks);
+            while let Some(event) = next_boxed(&mut events).await {
+                yield *event?;
+            }
+            if ctx.is_ended() {
+                return;
+            }
             if let Some(target) = calls.transfer_target.take() {
                 let next = agent_to_run(&ctx, &target)?;
+                let path = crate::node_paths::transfer_path(&ctx, &next);
                 let mut events = next
                     .clone()
-                    .run(ctx.with_agent(next))
+                    .run(ctx.with_agent(next).with_node_path(path))
                     .in_span(call_llm_span.clone());
                 while let Some(event) = next_boxed(&mut events).await {
                     yield *event?;
@@ -212,10 +246,18 @@ async fn run_function_calls(
     step: &Step,
     model_event: &Event,
     call_llm_span: &tracing::Span,
+    only: Option<&std::collections::HashSet<adk_core::FunctionCallId>>,
+    delegated_answers: Vec<adk_core::Part>,
 ) -> Result<Option<Box<FunctionCallsOutcome>>> {
-    let Some(mut response_event) = handle_function_calls(step, model_event, &HashMap::new(), None)
-        .instrument(call_llm_span.clone())
-        .await
+    let answered = match only {
+        Some(only) if only.is_empty() => None,
+        _ => {
+            handle_function_calls(step, model_event, &HashMap::new(), only)
+                .instrument(call_llm_span.clone())
+                .await
+        }
+    };
+    let Some(mut response_event) = crate::task::with_answers(step, answered, delegated_answers)
     else {
         return Ok(None);
     };

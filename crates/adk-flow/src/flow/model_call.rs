@@ -7,6 +7,7 @@ use futures::stream::BoxStream;
 use tracing::Instrument as _;
 
 use super::Step;
+use crate::agent_tool::GROUNDING_METADATA_KEY;
 use crate::callbacks::first_some;
 use crate::next_boxed::next_boxed;
 use crate::plugin::Plugins;
@@ -86,6 +87,7 @@ pub(super) fn call_llm<'a>(
                     (response, true)
                 }
             };
+            let response = with_propagated_grounding(callback_ctx, response);
             let mut replaced = None;
             for plugin in plugins.iter() {
                 replaced = plugin.after_model(callback_ctx, &response).await?.map(Box::new);
@@ -103,4 +105,17 @@ pub(super) fn call_llm<'a>(
             }
         }
     })
+}
+
+/// Puts on `response` the grounding metadata an agent tool left for this invocation (see
+/// [`AgentTool::propagate_grounding_metadata`](crate::AgentTool::propagate_grounding_metadata)),
+/// unless the model sent its own.
+fn with_propagated_grounding(
+    callback_ctx: &CallbackContext,
+    mut response: Box<LlmResponse>,
+) -> Box<LlmResponse> {
+    if response.grounding_metadata.is_none() {
+        response.grounding_metadata = callback_ctx.state(GROUNDING_METADATA_KEY);
+    }
+    response
 }

@@ -44,21 +44,27 @@ pub(crate) fn may_transfer_to(step: &Step, name: &str) -> bool {
         .any(|agent| agent.name() == name)
 }
 
+/// Whether the agent may transfer to any agent, so that its requests declare the transfer tool.
+pub(crate) fn has_transfer_targets(step: &Step) -> bool {
+    !transfer_targets(step).is_empty()
+}
+
 /// The agents this one may transfer to: its sub-agents, then its parent and its peers when the
-/// parent is an `LlmAgent` and they are not disallowed.
+/// parent is an `LlmAgent` and they are not disallowed; only chat agents (task and single-turn
+/// agents are reached through their tools).
 fn transfer_targets(step: &Step) -> Vec<Arc<dyn Agent>> {
     let agent = &step.agent;
     let mut targets: Vec<Arc<dyn Agent>> = agent.base.sub_agents.clone();
-    let Some(parent) = parent_llm_agent(step) else {
-        return targets;
-    };
-    if !agent.disallow_transfer_to_parent {
-        targets.extend(parent_target(step));
+    if let Some(parent) = parent_llm_agent(step) {
+        if !agent.disallow_transfer_to_parent {
+            targets.extend(parent_target(step));
+        }
+        if !agent.disallow_transfer_to_peers {
+            let peers = parent.base.sub_agents.iter();
+            targets.extend(peers.filter(|peer| peer.name() != agent.base.name).cloned());
+        }
     }
-    if !agent.disallow_transfer_to_peers {
-        let peers = parent.base.sub_agents.iter();
-        targets.extend(peers.filter(|peer| peer.name() != agent.base.name).cloned());
-    }
+    targets.retain(crate::task::is_transfer_target);
     targets
 }
 

@@ -30,6 +30,8 @@ pub(super) fn process(step: &Step, request: &mut LlmRequest) {
     let options = Conversion {
         agent_name: &step.agent.base.name,
         branch: step.ctx.branch(),
+        scope: step.ctx.isolation_scope().map(|scope| &**scope),
+        node_path: step.ctx.node_path(),
         drop_thoughts: step
             .agent
             .planner
@@ -49,12 +51,25 @@ pub(super) fn process(step: &Step, request: &mut LlmRequest) {
             .ctx
             .with_session(|session| current_turn(&session.events, &options)),
     };
+    // A task agent's first turn is the task it was given: the arguments of the call that started
+    // it, which lives outside its scope.
+    if let Some(scope) = options.scope
+        && let Some(task) = step
+            .ctx
+            .with_session(|session| crate::task::task_input(&session.events, scope))
+    {
+        Arc::make_mut(&mut request.contents).insert(0, task);
+    }
 }
 
 /// How events become contents for one agent on one branch.
 struct Conversion<'a> {
     agent_name: &'a str,
     branch: Option<&'a str>,
+    /// The agent's isolation scope: it sees only the events of its scope.
+    scope: Option<&'a str>,
+    /// The agent's node path: a user turn given to another node is not this agent's.
+    node_path: &'a adk_core::NodePath,
     drop_thoughts: bool,
 }
 
@@ -93,6 +108,9 @@ struct BranchHistory {
     /// Where the response to each answered call is among the parts of a responses' content, by
     /// that content's index and the call id.
     response_part: HashMap<(usize, FunctionCallId), usize>,
+    /// The ids of the calls seen so far, which tell a tool's branch (`<tool>@<call id>`) from a
+    /// node's.
+    call_ids: std::collections::HashSet<FunctionCallId>,
     /// Set when the newest event was a response placed after its call with other contents after
     /// it (a long-running call's late result): the model then sees the history only up to that
     /// response, as ADK shows it, and the contents in between again from the next event on.
@@ -124,7 +142,9 @@ impl BranchHistory {
     }
 
     fn add(&mut self, event: &Event, options: &Conversion<'_>) {
-        if !is_included(event, options.branch) {
+        self.call_ids
+            .extend(event.function_calls().filter_map(|call| call.id.clone()));
+        if !is_included(event, options, &self.call_ids) {
             return;
         }
         self.latest_late_response = None;
@@ -230,10 +250,15 @@ impl BranchHistory {
 
 /// The current turn only: from the latest event of the user or of another agent.
 fn current_turn(events: &[Event], options: &Conversion<'_>) -> Arc<Vec<Content>> {
+    let call_ids = events
+        .iter()
+        .flat_map(Event::function_calls)
+        .filter_map(|call| call.id.clone())
+        .collect();
     let start = events
         .iter()
         .rposition(|event| {
-            is_included(event, options.branch)
+            is_included(event, options, &call_ids)
                 && (event.author == USER_AUTHOR || is_foreign(event, options.agent_name))
         })
         .unwrap_or(events.len());
@@ -244,14 +269,53 @@ fn current_turn(events: &[Event], options: &Conversion<'_>) -> Arc<Vec<Content>>
     history.request_contents()
 }
 
-fn is_included(event: &Event, branch: Option<&str>) -> bool {
+fn is_included(
+    event: &Event,
+    options: &Conversion<'_>,
+    call_ids: &std::collections::HashSet<FunctionCallId>,
+) -> bool {
     let Some(content) = event.content() else {
         return false;
     };
     content.role.is_some()
         && content.parts.iter().any(has_data)
-        && belongs_to_branch(event, branch)
+        && event.isolation_scope.as_deref() == options.scope
+        && !is_other_nodes_input(event, options.node_path)
+        && belongs_to_branch(event, options.branch)
+        && !is_tool_branch_event(event, options, call_ids)
         && !is_request_for_user(event)
+}
+
+/// A user turn given to another node (a single-turn agent's input): only that node sees it.
+fn is_other_nodes_input(event: &Event, node_path: &adk_core::NodePath) -> bool {
+    event.author == USER_AUTHOR
+        && event.function_responses().next().is_none()
+        && !event.node_info.path.is_empty()
+        && &event.node_info.path != node_path
+}
+
+/// An event a tool published on its own branch below the agent's (`<tool>@<call id>`, a
+/// single-turn agent's answer, say): the agent gets the tool's response, not its progress.
+fn is_tool_branch_event(
+    event: &Event,
+    options: &Conversion<'_>,
+    call_ids: &std::collections::HashSet<FunctionCallId>,
+) -> bool {
+    let Some(event_branch) = event.branch.as_deref() else {
+        return false;
+    };
+    let below = match options.branch {
+        None => event_branch,
+        Some(branch) => match event_branch.strip_prefix(branch) {
+            Some(rest) if rest.starts_with('.') => &rest[1..],
+            _ => return false,
+        },
+    };
+    below.split('.').any(|segment| {
+        segment.rsplit_once('@').is_some_and(|(name, id)| {
+            name != options.agent_name && call_ids.contains(&FunctionCallId::from(id))
+        })
+    })
 }
 
 fn has_data(part: &Part) -> bool {
@@ -373,9 +437,12 @@ mod tests {
 
     /// The contents `agent` on `branch` sees, one line per content.
     fn contents(events: &[Event], agent: &str, branch: Option<&str>) -> String {
+        let root = adk_core::NodePath::default();
         let options = Conversion {
             agent_name: agent,
             branch,
+            scope: None,
+            node_path: &root,
             drop_thoughts: false,
         };
         let mut history = BranchHistory::default();
@@ -561,7 +628,8 @@ mod tests {
             cut in 0usize..24,
         ) {
             for (agent, branch) in [("me", None), ("me", Some("par.me")), ("other", Some("par"))] {
-                let options = Conversion { agent_name: agent, branch, drop_thoughts: false };
+                let root = adk_core::NodePath::default();
+                let options = Conversion { agent_name: agent, branch, scope: None, node_path: &root, drop_thoughts: false };
                 let mut incremental = BranchHistory::default();
                 for end in 0..=events.len() {
                     incremental.catch_up(&events[..end], &options);
@@ -591,9 +659,12 @@ mod tests {
             event("other", None, Content::model("hi")),
             event("me", None, Content::model("bye")),
         ];
+        let root = adk_core::NodePath::default();
         let options = Conversion {
             agent_name: "me",
             branch: None,
+            scope: None,
+            node_path: &root,
             drop_thoughts: false,
         };
         let mut incremental = BranchHistory::default();

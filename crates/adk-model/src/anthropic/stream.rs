@@ -193,8 +193,9 @@ impl StreamDecoder for StreamState {
         }
         let mut last =
             response::assemble(parts, self.stop_reason.as_deref(), self.usage, self.model);
+        // `turnComplete` is left unset, as ADK Python's adapters leave it: only live sessions
+        // mark the end of a turn.
         last.partial = Some(false);
-        last.turn_complete = Some(true);
         Ok(last)
     }
 }

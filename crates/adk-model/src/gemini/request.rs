@@ -202,6 +202,7 @@ enum WireTool<'a> {
     FunctionDeclarations(Vec<WireDeclaration<'a>>),
     CodeExecution(Empty),
     GoogleSearch(Empty),
+    UrlContext(Empty),
 }
 
 #[derive(Serialize)]
@@ -241,6 +242,7 @@ fn tools<'a>(
         tools.push(match builtin {
             BuiltinTool::CodeExecution => WireTool::CodeExecution(Empty {}),
             BuiltinTool::GoogleSearch => WireTool::GoogleSearch(Empty {}),
+            BuiltinTool::UrlContext => WireTool::UrlContext(Empty {}),
             _ => continue,
         });
     }
@@ -265,6 +267,7 @@ mod tests {
             FunctionDeclaration::new("sum", "adds").with_parameters(json!({"type": "object"}))
         ]);
         request.builtin_tools.push(BuiltinTool::GoogleSearch);
+        request.builtin_tools.push(BuiltinTool::UrlContext);
         request.config.temperature = Some(0.5);
         request.config.max_output_tokens = Some(5);
         request.config.response_mime_type = Some("application/json".into());
@@ -280,7 +283,8 @@ mod tests {
                 "systemInstruction": {"parts": [{"text": "Be brief."}], "role": "user"},
                 "tools": [
                     {"functionDeclarations": [{"name": "sum", "description": "adds", "parametersJsonSchema": {"type": "object"}}]},
-                    {"googleSearch": {}}
+                    {"googleSearch": {}},
+                    {"urlContext": {}}
                 ],
                 "toolConfig": {"functionCallingConfig": {"mode": "ANY"}},
                 "generationConfig": {

@@ -83,8 +83,9 @@ impl StreamState {
         if !self.parts.is_empty() {
             last.content = Some(Content::new(Role::Model, self.parts));
         }
+        // `turnComplete` is left unset, as ADK Python's adapters leave it: only live sessions
+        // mark the end of a turn.
         last.partial = Some(false);
-        last.turn_complete = Some(true);
         Ok(last)
     }
 }
@@ -141,6 +142,10 @@ mod tests {
             .unwrap();
         let last = state.finish().unwrap();
         assert_eq!(last.partial, Some(false));
+        assert_eq!(
+            last.turn_complete, None,
+            "as ADK Python's adapter leaves it"
+        );
         assert_eq!(last.finish_reason, Some(FinishReason::Stop));
         assert_eq!(last.usage_metadata.unwrap().candidates_token_count, Some(4));
         let content = last.content.unwrap();

@@ -147,8 +147,9 @@ impl StreamState {
             self.usage,
             self.model,
         );
+        // `turnComplete` is left unset, as ADK Python's adapters leave it: only live sessions
+        // mark the end of a turn.
         last.partial = Some(false);
-        last.turn_complete = Some(true);
         Ok(last)
     }
 }

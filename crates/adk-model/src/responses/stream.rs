@@ -155,8 +155,9 @@ impl StreamDecoder for StreamState {
         };
         let streamed = self.items.into_values().collect();
         let mut last = ended.into_llm_response(Some(streamed), &self.ended_text)?;
+        // `turnComplete` is left unset, as ADK Python's adapters leave it: only live sessions
+        // mark the end of a turn.
         last.partial = Some(false);
-        last.turn_complete = Some(true);
         if last.model_version.is_none() {
             last.model_version = self.model;
         }

@@ -413,6 +413,9 @@ fn text(outcome: &Outcome) -> String {
 
 #[tokio::test]
 async fn functions_agent_round_trip_with_raw_arguments() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes =
         replay("openai/langchaingo__agents__TestOpenAIFunctionsAgentWithHTTPRR.httprr").await;
     let call = outcomes[0]
@@ -432,6 +435,9 @@ async fn functions_agent_round_trip_with_raw_arguments() {
 
 #[tokio::test]
 async fn single_function_call() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay("openai/langchaingo__llms_openai__TestFunctionCall.httprr").await;
     let call = outcomes[0]
         .last()
@@ -448,6 +454,9 @@ async fn single_function_call() {
 
 #[tokio::test]
 async fn openrouter_stream_with_comment_then_429() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay("openai/langchaingo__llms_openai__TestOpenRouterStreaming.httprr").await;
     assert!(text(&outcomes[0]).to_lowercase().contains("test response"));
     let error = outcomes[1].model_error();
@@ -460,6 +469,9 @@ async fn openrouter_stream_with_comment_then_429() {
 
 #[tokio::test]
 async fn strict_schema_object_and_array() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes =
         replay("openai/langchaingo__llms_openai__TestStructuredOutputObjectAndArraySchema.httprr")
             .await;
@@ -470,6 +482,9 @@ async fn strict_schema_object_and_array() {
 
 #[tokio::test]
 async fn strict_schema_object() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes =
         replay("openai/langchaingo__llms_openai__TestStructuredOutputObjectSchema.httprr").await;
     assert_eq!(text(&outcomes[0]), r#"{"final_answer":"4"}"#);
@@ -477,6 +492,9 @@ async fn strict_schema_object() {
 
 #[tokio::test]
 async fn plain_completion() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "openai/langchaingo__llms_openai_openaiclient__TestClient_CreateChatCompletion.httprr",
     )
@@ -486,6 +504,9 @@ async fn plain_completion() {
 
 #[tokio::test]
 async fn streaming_with_usage() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay("openai/langchaingo__llms_openai_openaiclient__TestClient_CreateChatCompletionStream.httprr").await;
     assert!(
         outcomes[0]
@@ -499,6 +520,9 @@ async fn streaming_with_usage() {
 
 #[tokio::test]
 async fn streamed_tool_use_chain() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay("openai/llm__test_tools__test_tool_use_basic.yaml").await;
     let call = outcomes[0]
         .last()
@@ -518,6 +542,9 @@ async fn streamed_tool_use_chain() {
 
 #[tokio::test]
 async fn two_parallel_calls() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes =
         replay("openai/pydantic-ai__test_dbos__test_dbos_agent_with_hitl_tool.yaml").await;
     assert_eq!(
@@ -534,6 +561,9 @@ async fn two_parallel_calls() {
 
 #[tokio::test]
 async fn stream_direct() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes =
         replay("openai/pydantic-ai__test_dbos__test_dbos_model_stream_direct.yaml").await;
     assert!(text(&outcomes[0]).contains("Mexico City"));
@@ -541,6 +571,9 @@ async fn stream_direct() {
 
 #[tokio::test]
 async fn unknown_model_404() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay("openai/pydantic-ai__test_model_name_suggestions__test_model_name_suggestion[openai-chat].yaml").await;
     assert_eq!(
         outcomes[0].model_error().provider_status(),
@@ -550,18 +583,27 @@ async fn unknown_model_404() {
 
 #[tokio::test]
 async fn system_instructions() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay("openai/pydantic-ai__test_openai__test_openai_instructions.yaml").await;
     assert_eq!(text(&outcomes[0]), "The capital of France is Paris.");
 }
 
 #[tokio::test]
 async fn strict_tool_round_trip() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay("openai/pydantic-ai__test_openai__test_openai_instructions_with_tool_calls_keep_instructions.yaml").await;
     assert!(text(&outcomes[1]).contains("20.0"));
 }
 
 #[tokio::test]
 async fn reasoning_tokens() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes =
         replay("openai/pydantic-ai__test_openai__test_openai_model_without_system_prompt.yaml")
             .await;
@@ -571,6 +613,9 @@ async fn reasoning_tokens() {
 
 #[tokio::test]
 async fn json_schema_not_strict_with_tool() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay("openai/pydantic-ai__test_openai__test_openai_native_output.yaml").await;
     assert_eq!(
         text(&outcomes[1]),
@@ -580,6 +625,9 @@ async fn json_schema_not_strict_with_tool() {
 
 #[tokio::test]
 async fn system_role_rejected_400() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes =
         replay("openai/pydantic-ai__test_openai__test_openai_o1_mini_system_role[system].yaml")
             .await;
@@ -591,6 +639,9 @@ async fn system_role_rejected_400() {
 
 #[tokio::test]
 async fn json_object_mode() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes =
         replay("openai/pydantic-ai__test_openai__test_openai_prompted_output.yaml").await;
     assert_eq!(
@@ -601,6 +652,9 @@ async fn json_object_mode() {
 
 #[tokio::test]
 async fn arguments_split_across_chunks() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes =
         replay("openai/pydantic-ai__test_openai__test_run_stream_sync_streams_real_model.yaml")
             .await;
@@ -619,6 +673,9 @@ async fn arguments_split_across_chunks() {
 
 #[tokio::test]
 async fn tool_choice_required() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay("openai/pydantic-ai__test_tool_choice_matrix__test_tool_choice_matrix[required-openai].yaml").await;
     assert_eq!(
         outcomes[0]
@@ -634,6 +691,9 @@ async fn tool_choice_required() {
 
 #[tokio::test]
 async fn validation_error_400() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay("openai/rig__openai_error_identity_edge__chat_completions_validation_error_carries_identity.yaml").await;
     let error = outcomes[0].model_error();
     assert_eq!(error.provider_status(), Some("decimal_above_max_value"));
@@ -642,6 +702,9 @@ async fn validation_error_400() {
 
 #[tokio::test]
 async fn streamed_structured_output() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes = replay(
         "openai/rig__openai_refusal_matrix__chat_control_non_refusing_stream_is_unchanged.yaml",
     )
@@ -652,6 +715,9 @@ async fn streamed_structured_output() {
 
 #[tokio::test]
 async fn text_then_tool_call_in_one_stream() {
+    if !adk_test::shared_fixtures_present() {
+        return;
+    }
     let outcomes =
         replay("openai/rig__openai_streaming_grammar_chat__tool_call_with_content.yaml").await;
     let content = outcomes[0].last().content.clone().unwrap();

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use adk_core::internal::{AgentProgress, InvocationControl as _};
 use adk_core::{
-    Content, CreateSessionRequest, Error, ErrorKind, Event, EventActions, GetSessionRequest,
+    Agent, Content, CreateSessionRequest, Error, ErrorKind, Event, EventActions, GetSessionRequest,
     InvocationContext, InvocationId, Part, PartData, Result, RunConfig, Session, SessionKey,
     USER_AUTHOR,
 };
@@ -80,7 +80,7 @@ impl Inner {
 
         if resumed.is_none() {
             let agent = ctx.with_session(|session| agent_to_run(&self.tree, &session.events));
-            return Ok(Some(ctx.with_agent(agent)));
+            return Ok(Some(self.placed(ctx, agent)));
         }
         resume::restore_progress(&ctx);
         let root = self.tree.root().clone();
@@ -99,7 +99,19 @@ impl Inner {
         } else {
             root
         };
-        Ok(Some(ctx.with_agent(agent)))
+        Ok(Some(self.placed(ctx, agent)))
+    }
+
+    /// The invocation's context for running `agent`. Under an `LlmAgent` root, which runs as a
+    /// node as in ADK 2.x, the run has a node path: the agent's place in the tree
+    /// (`assistant@1`, `coordinator@1/helper@1`), stamped on its events. A workflow root makes
+    /// its own paths; the deprecated sequential, parallel and loop agents have none.
+    fn placed(&self, ctx: InvocationContext, agent: Arc<dyn Agent>) -> InvocationContext {
+        if self.tree.root().downcast_ref::<LlmAgent>().is_none() {
+            return ctx.with_agent(agent);
+        }
+        let path = adk_flow::agent_path(&ctx, &self.tree, agent.as_ref());
+        ctx.with_agent(agent).with_node_path(path)
     }
 
     /// Checks the message a plugin's `on_user_message` put in place of the user's as the user's own
@@ -250,6 +262,13 @@ impl Inner {
             self.save_input_blobs(ctx, &mut message, &mut actions)
                 .await?;
         }
+        // A message that answers no call joins the conversation of the task that waits for the
+        // user, if one does (ADK 2.x's Task API): only that task's agent sees it.
+        let scope = if message.function_responses().next().is_none() {
+            ctx.with_session(|session| adk_flow::task::active_task_scope(&session.events))
+        } else {
+            None
+        };
         let mut event = Event::with_seams(
             ctx.invocation_id().clone(),
             USER_AUTHOR,
@@ -259,6 +278,7 @@ impl Inner {
         .with_content(message)
         .with_actions(actions)
         .with_branch(branch);
+        event.isolation_scope = scope;
         event.add_run_metadata(&ctx.run_config().custom_metadata);
         if credentials::holds_credentials(&event) {
             // The invocation's copy keeps the secret for the call it resumes; storage never sees

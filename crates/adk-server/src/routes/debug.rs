@@ -1,6 +1,8 @@
 //! The dev UI's debug routes: a session's trace and an event's step from the in-memory span
-//! store, and the agent graph in DOT.
+//! store, and the agent graph in DOT. A caller sees only the spans of its own user's runs (an
+//! admin, or anyone on a server without authentication, sees every user's).
 
+use adk_gate::Caller;
 use axum::Json;
 use axum::extract::Path;
 use serde_json::{Value, json};
@@ -13,12 +15,13 @@ use crate::error::{ApiError, ApiResult};
 /// `GET /dev/apps/{app}/debug/trace/{event}`: the attributes of the step that produced the event.
 pub(super) async fn event_trace(
     axum::extract::State(state): AppState,
+    caller: Caller,
     Path((app, event)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
     state.app(&app)?;
     state
         .spans
-        .event_attributes(&event)
+        .event_attributes_of(&event, visible_user(&caller))
         .map(|attributes| Json(Value::Object(attributes)))
         .ok_or_else(|| ApiError::not_found(format!("no trace kept for event {event:?}")))
 }
@@ -27,10 +30,13 @@ pub(super) async fn event_trace(
 /// in ADK's shape (`name`, `span_id`, `trace_id`, `parent_span_id`, times, `attributes`, `logs`).
 pub(super) async fn session_trace(
     axum::extract::State(state): AppState,
+    caller: Caller,
     Path((app, session)): Path<(String, String)>,
 ) -> ApiResult<Json<Vec<Value>>> {
     state.app(&app)?;
-    let spans = state.spans.session_spans(&session);
+    let spans = state
+        .spans
+        .session_spans_of(&session, visible_user(&caller));
     Ok(Json(
         spans
             .into_iter()
@@ -43,6 +49,16 @@ pub(super) async fn session_trace(
             })
             .collect(),
     ))
+}
+
+/// Whose spans `caller` may see: every user's (`None`) for an admin or an open server, else its
+/// own user's; a caller with neither sees the spans of a user that cannot exist.
+fn visible_user(caller: &Caller) -> Option<&str> {
+    if caller.is_admin() {
+        None
+    } else {
+        Some(caller.user_id().unwrap_or(""))
+    }
 }
 
 /// `GET /dev/apps/{app}/graph`: the agent graph, `{"dot_src": ...}` (its `dark_mode` query is

@@ -1,17 +1,28 @@
 //! The routes of ADK's API server, one module per area, and the router that joins them. Paths and
 //! bodies follow ADK Python's `adk api_server`; what is not served answers 404 with a JSON error.
+//!
+//! Every route is a row of [`ROUTES`], which says who may call it ([`Access`]); the router is
+//! built from the table alone, and a route whose path names a `{user}` gets the layer that
+//! refuses a caller acting for another user before its handler runs. A test walks the table
+//! with a caller acting for another user, so a route added without its check fails it.
 
 mod artifacts;
 mod debug;
 mod dev_ui;
+mod graph;
 mod meta;
 mod run;
 mod sessions;
 
 use std::sync::Arc;
 
+use adk_gate::Caller;
 use axum::Router;
-use axum::routing::{get, patch, post};
+use axum::extract::{RawPathParams, Request};
+use axum::middleware::{Next, from_fn};
+use axum::response::{IntoResponse as _, Response};
+use axum::routing::{MethodRouter, delete, get, patch, post};
+use http::Method;
 
 use crate::error::ApiError;
 use crate::server::ServerState;
@@ -19,66 +30,284 @@ use crate::server::ServerState;
 /// The state every handler gets.
 type AppState = axum::extract::State<Arc<ServerState>>;
 
+/// Who may call a route, once the gate let the request in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Access {
+    /// Anyone who reaches the server, without credentials: health, readiness, the dev UI's files,
+    /// agent cards.
+    Public,
+    /// Any authenticated caller: what the apps are, no user's data.
+    AnyCaller,
+    /// Callers that may act for the `{user}` of the path (their own user, or any with the admin
+    /// scope); checked by a layer before the handler runs.
+    PathUser,
+    /// Callers that may act for the `userId` of the body (`/run`, `/run_sse`); checked by the
+    /// handler once the body is read, before anything is stored.
+    BodyUser,
+    /// Any authenticated caller, shown only what belongs to its own user (the trace routes;
+    /// A2A, whose tasks belong to the user that created them).
+    OwnData,
+}
+
+/// One route: its method, its path (axum's `{param}` syntax) and who may call it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RouteInfo {
+    /// The HTTP method.
+    pub method: Method,
+    /// The path, with `{app}`, `{user}`, `{session}`, ... for its parameters.
+    pub path: &'static str,
+    /// Who may call it.
+    pub access: Access,
+}
+
+/// A row of the route table.
+struct Route {
+    method: Method,
+    path: &'static str,
+    access: Access,
+    handler: fn() -> MethodRouter<Arc<ServerState>>,
+}
+
+const SESSIONS: &str = "/apps/{app}/users/{user}/sessions";
+
+/// Every route of the API, in one table; the dev UI's files are added by [`dev_ui`].
+const ROUTES: &[Route] = &[
+    Route {
+        method: Method::GET,
+        path: "/health",
+        access: Access::Public,
+        handler: || get(meta::health),
+    },
+    Route {
+        method: Method::GET,
+        path: "/ready",
+        access: Access::Public,
+        handler: || get(meta::ready),
+    },
+    Route {
+        method: Method::GET,
+        path: "/version",
+        access: Access::AnyCaller,
+        handler: || get(meta::version),
+    },
+    Route {
+        method: Method::GET,
+        path: "/list-apps",
+        access: Access::AnyCaller,
+        handler: || get(meta::list_apps),
+    },
+    Route {
+        method: Method::GET,
+        path: "/apps/{app}/app-info",
+        access: Access::AnyCaller,
+        handler: || get(meta::app_info),
+    },
+    Route {
+        method: Method::GET,
+        path: SESSIONS,
+        access: Access::PathUser,
+        handler: || get(sessions::list),
+    },
+    Route {
+        method: Method::POST,
+        path: SESSIONS,
+        access: Access::PathUser,
+        handler: || post(sessions::create),
+    },
+    Route {
+        method: Method::GET,
+        path: "/apps/{app}/users/{user}/sessions/{session}",
+        access: Access::PathUser,
+        handler: || get(sessions::get),
+    },
+    Route {
+        method: Method::POST,
+        path: "/apps/{app}/users/{user}/sessions/{session}",
+        access: Access::PathUser,
+        handler: || post(sessions::create_with_id),
+    },
+    Route {
+        method: Method::PATCH,
+        path: "/apps/{app}/users/{user}/sessions/{session}",
+        access: Access::PathUser,
+        handler: || patch(sessions::update),
+    },
+    Route {
+        method: Method::DELETE,
+        path: "/apps/{app}/users/{user}/sessions/{session}",
+        access: Access::PathUser,
+        handler: || delete(sessions::delete),
+    },
+    Route {
+        method: Method::PATCH,
+        path: "/apps/{app}/users/{user}/memory",
+        access: Access::PathUser,
+        handler: || patch(sessions::add_to_memory),
+    },
+    Route {
+        method: Method::GET,
+        path: "/apps/{app}/users/{user}/sessions/{session}/artifacts",
+        access: Access::PathUser,
+        handler: || get(artifacts::list),
+    },
+    Route {
+        method: Method::POST,
+        path: "/apps/{app}/users/{user}/sessions/{session}/artifacts",
+        access: Access::PathUser,
+        handler: || post(artifacts::save),
+    },
+    Route {
+        method: Method::GET,
+        path: "/apps/{app}/users/{user}/sessions/{session}/artifacts/{name}",
+        access: Access::PathUser,
+        handler: || get(artifacts::load),
+    },
+    Route {
+        method: Method::DELETE,
+        path: "/apps/{app}/users/{user}/sessions/{session}/artifacts/{name}",
+        access: Access::PathUser,
+        handler: || delete(artifacts::delete),
+    },
+    Route {
+        method: Method::GET,
+        path: "/apps/{app}/users/{user}/sessions/{session}/artifacts/{name}/versions",
+        access: Access::PathUser,
+        handler: || get(artifacts::versions),
+    },
+    Route {
+        method: Method::GET,
+        path: "/apps/{app}/users/{user}/sessions/{session}/artifacts/{name}/versions/metadata",
+        access: Access::PathUser,
+        handler: || get(artifacts::versions_metadata),
+    },
+    Route {
+        method: Method::GET,
+        path: "/apps/{app}/users/{user}/sessions/{session}/artifacts/{name}/versions/{version}",
+        access: Access::PathUser,
+        handler: || get(artifacts::load_version),
+    },
+    Route {
+        method: Method::GET,
+        path: "/apps/{app}/users/{user}/sessions/{session}/artifacts/{name}/versions/{version}/metadata",
+        access: Access::PathUser,
+        handler: || get(artifacts::version_metadata),
+    },
+    Route {
+        method: Method::POST,
+        path: "/run",
+        access: Access::BodyUser,
+        handler: || post(run::run),
+    },
+    Route {
+        method: Method::POST,
+        path: "/run_sse",
+        access: Access::BodyUser,
+        handler: || post(run::run_sse),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/debug/trace/{event}",
+        access: Access::OwnData,
+        handler: || get(debug::event_trace),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/debug/trace/session/{session}",
+        access: Access::OwnData,
+        handler: || get(debug::session_trace),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/graph",
+        access: Access::AnyCaller,
+        handler: || get(debug::app_graph),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/build_graph",
+        access: Access::AnyCaller,
+        handler: || get(graph::build_graph),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/build_graph_image",
+        access: Access::AnyCaller,
+        handler: || get(graph::build_graph_image),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/users/{user}/sessions/{session}/events/{event}/graph",
+        access: Access::PathUser,
+        handler: || get(debug::event_graph),
+    },
+];
+
+/// The routes of the table, as [`RouteInfo`]s.
+pub(crate) fn route_table() -> Vec<RouteInfo> {
+    ROUTES
+        .iter()
+        .map(|route| RouteInfo {
+            method: route.method.clone(),
+            path: route.path,
+            access: route.access,
+        })
+        .collect()
+}
+
+/// The routes an app's A2A server adds at `/a2a/{app}`.
+#[cfg(feature = "a2a")]
+pub(crate) fn a2a_routes() -> Vec<RouteInfo> {
+    vec![
+        RouteInfo {
+            method: Method::POST,
+            path: "/a2a/{app}",
+            access: Access::OwnData,
+        },
+        RouteInfo {
+            method: Method::GET,
+            path: "/a2a/{app}/.well-known/agent-card.json",
+            access: Access::Public,
+        },
+    ]
+}
+
 pub(crate) fn router(state: Arc<ServerState>) -> Router {
-    let sessions = "/apps/{app}/users/{user}/sessions";
-    let artifacts = "/apps/{app}/users/{user}/sessions/{session}/artifacts";
-    Router::new()
-        .route("/health", get(meta::health))
-        .route("/ready", get(meta::ready))
-        .route("/version", get(meta::version))
-        .route("/list-apps", get(meta::list_apps))
-        .route("/apps/{app}/app-info", get(meta::app_info))
-        .route(sessions, get(sessions::list).post(sessions::create))
-        .route(
-            &format!("{sessions}/{{session}}"),
-            get(sessions::get)
-                .post(sessions::create_with_id)
-                .patch(sessions::update)
-                .delete(sessions::delete),
-        )
-        .route(
-            "/apps/{app}/users/{user}/memory",
-            patch(sessions::add_to_memory),
-        )
-        .route(artifacts, get(artifacts::list).post(artifacts::save))
-        .route(
-            &format!("{artifacts}/{{name}}"),
-            get(artifacts::load).delete(artifacts::delete),
-        )
-        .route(
-            &format!("{artifacts}/{{name}}/versions"),
-            get(artifacts::versions),
-        )
-        .route(
-            &format!("{artifacts}/{{name}}/versions/metadata"),
-            get(artifacts::versions_metadata),
-        )
-        .route(
-            &format!("{artifacts}/{{name}}/versions/{{version}}"),
-            get(artifacts::load_version),
-        )
-        .route(
-            &format!("{artifacts}/{{name}}/versions/{{version}}/metadata"),
-            get(artifacts::version_metadata),
-        )
-        .route("/run", post(run::run))
-        .route("/run_sse", post(run::run_sse))
-        .route(
-            "/dev/apps/{app}/debug/trace/{event}",
-            get(debug::event_trace),
-        )
-        .route(
-            "/dev/apps/{app}/debug/trace/session/{session}",
-            get(debug::session_trace),
-        )
-        .route("/dev/apps/{app}/graph", get(debug::app_graph))
-        .route(
-            "/dev/apps/{app}/users/{user}/sessions/{session}/events/{event}/graph",
-            get(debug::event_graph),
-        )
+    let mut router = Router::new();
+    for route in ROUTES {
+        let mut handler = (route.handler)();
+        if route.access == Access::PathUser {
+            handler = handler.route_layer(from_fn(check_path_user));
+        }
+        router = router.route(route.path, handler);
+    }
+    router
         .merge(dev_ui::router(state.dev_ui_dir.as_deref()))
         .fallback(not_served)
         .with_state(state)
+}
+
+/// The layer of [`Access::PathUser`] routes: 403 unless the caller may act for the path's user.
+async fn check_path_user(
+    caller: Caller,
+    params: RawPathParams,
+    request: Request,
+    next: Next,
+) -> Response {
+    let user = params
+        .iter()
+        .find_map(|(name, value)| (name == "user").then_some(value));
+    match user {
+        Some(user) if caller.may_act_for(user) => next.run(request).await,
+        Some(_) => adk_gate::Forbidden.into_response(),
+        None => ApiError::new(
+            http::StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "a route that checks its user has no {user} in its path",
+        )
+        .into_response(),
+    }
 }
 
 /// Every route this server does not offer (eval, builder, live): a JSON 404, so the dev UI shows a

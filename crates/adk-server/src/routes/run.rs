@@ -1,31 +1,40 @@
 //! `POST /run` and `POST /run_sse`: run an app's agent on a message (or resume an invocation) and
 //! answer its events, all at once as a JSON array or one SSE frame each as they come.
 //!
-//! Both check the request and store the user's message before answering anything, so a missing
+//! Both take a place among the runs at once before they read the body (so the bodies being read
+//! are bounded by the run limit), check that the caller may act for the body's `userId`, and
+//! check the request and store the user's message before answering anything, so a missing
 //! session is a 404 and a forged continuation a 400 with nothing stored. A client that goes away
 //! drops the response, which drops the run's stream and cancels the run; events already stored
-//! stay, partial events never are. At shutdown, a run still going when the grace period ends is
-//! cancelled the same way (an SSE client gets an error frame first).
+//! stay, partial events never are. A `/run_sse` client that stops reading is cut off once a frame
+//! waited the write timeout, and its run cancelled the same way. At shutdown, a run still going
+//! when the grace period ends is cancelled the same way (an SSE client gets an error frame first).
 
-use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::Duration;
 
 use adk_core::{Content, Event, InvocationId, StreamingMode};
+use adk_gate::Caller;
 use adk_runner::{RunRequest, RunStream};
 use axum::Json;
 use axum::body::Body;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use futures::{Stream, StreamExt as _};
+use futures::StreamExt as _;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
 
 use super::AppState;
 use super::sessions::session_key;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::JsonBody;
-use crate::server::{RunAdmission, ServerState};
+use crate::extract::parse_json;
+use crate::server::{RunAdmission, RunSlot, ServerState};
+
+/// How many SSE frames wait for a client before the run waits for it.
+const SSE_BUFFER: usize = 16;
 
 /// The body of `/run` and `/run_sse`, camelCase or snake_case.
 #[derive(Debug, Deserialize)]
@@ -51,16 +60,33 @@ pub(super) struct RunBody {
     custom_metadata: Option<Map<String, Value>>,
 }
 
-/// Checks the body, admits the run (a place among the runs at once and the session's lock), stores
-/// the message and starts the run; every failure here is an HTTP error. The admission must be held
-/// until the run's stream is done.
-async fn start(state: &ServerState, body: &mut RunBody) -> ApiResult<(RunStream, RunAdmission)> {
-    state.check_accepting()?;
+/// Takes a place among the runs at once, reads and parses the body, and checks that the caller may
+/// act for its user; the place is held from before the first byte of the body is read.
+async fn read_run(
+    state: &ServerState,
+    caller: &Caller,
+    request: Request,
+) -> ApiResult<(RunSlot, RunBody)> {
+    let slot = state.run_slot()?;
+    let (bytes, _reservation) = state.read_body(request).await?;
+    let body: RunBody = parse_json(&bytes)?;
+    caller.check_user(&body.user_id)?;
+    Ok((slot, body))
+}
+
+/// Checks the body, admits the run (the session's lock, with the place it holds among the runs at
+/// once), stores the message and starts the run; every failure here is an HTTP error. The
+/// admission must be held until the run's stream is done.
+async fn start(
+    state: &ServerState,
+    slot: RunSlot,
+    body: &mut RunBody,
+) -> ApiResult<(RunStream, RunAdmission)> {
     let runner = state.app(&body.app_name)?;
     let key = session_key(&body.app_name, &body.user_id, &body.session_id)?;
     // The lock comes before the runner loads the session, so that this run sees every event of
     // the run before it, whichever replica ran that one.
-    let admission = state.admit(&key).await?;
+    let admission = state.admit(slot, &key).await?;
     let mut request = RunRequest::new(key.user_id, key.session_id);
     match (body.new_message.take(), body.invocation_id.take()) {
         (None, None) => {
@@ -92,9 +118,11 @@ async fn start(state: &ServerState, body: &mut RunBody) -> ApiResult<(RunStream,
 /// returned).
 pub(super) async fn run(
     axum::extract::State(state): AppState,
-    JsonBody(mut body): JsonBody<RunBody>,
+    caller: Caller,
+    request: Request,
 ) -> ApiResult<Json<Vec<Event>>> {
-    let (mut events, _admission) = start(&state, &mut body).await?;
+    let (slot, mut body) = read_run(&state, &caller, request).await?;
+    let (mut events, _admission) = start(&state, slot, &mut body).await?;
     let cancelled = state.cancel_runs.clone();
     let mut collected = Vec::new();
     loop {
@@ -119,53 +147,104 @@ pub(super) async fn run(
 /// when `streaming` is set; an error after the stream started is an error frame.
 pub(super) async fn run_sse(
     axum::extract::State(state): AppState,
-    JsonBody(mut body): JsonBody<RunBody>,
+    caller: Caller,
+    request: Request,
 ) -> ApiResult<Response> {
-    let (events, admission) = start(&state, &mut body).await?;
+    let (slot, mut body) = read_run(&state, &caller, request).await?;
+    let (events, admission) = start(&state, slot, &mut body).await?;
     let split_artifacts = body.function_call_event_id.is_none();
-    let frames = sse_frames(events, admission, split_artifacts, state.clone());
+    let (frames, receiver) = mpsc::channel(SSE_BUFFER);
+    let pump = Pump {
+        events,
+        admission,
+        split_artifacts,
+        state: state.clone(),
+        frames,
+        write_timeout: state.write_timeout,
+    };
+    tokio::spawn(pump.run());
+    let body = futures::stream::unfold(receiver, |mut receiver| async move {
+        let frame = receiver.recv().await?;
+        Some((Ok::<Bytes, std::convert::Infallible>(frame), receiver))
+    });
     Ok((
         [
             (CONTENT_TYPE, "text/event-stream"),
             (CACHE_CONTROL, "no-cache"),
         ],
-        Body::from_stream(frames),
+        Body::from_stream(body),
     )
         .into_response())
 }
 
-/// The SSE body: each event's frames, then an error frame if the run failed or the server
-/// cancelled it. Dropping the body drops `events`, which cancels the run, and `admission`, which
-/// unlocks the session.
-fn sse_frames(
-    mut events: RunStream,
+/// Drives one `/run_sse` run: its events become frames for the response body, then an error
+/// frame if the run failed or the server cancelled it.
+///
+/// It owns the run and its admission, so when it returns the run is dropped (cancelled, if it was
+/// still going) and the session unlocked. It returns when the run ends, when the client went away
+/// (the body was dropped), or when the client stopped reading: a frame that waited the write
+/// timeout for room means nobody reads the stream, and a run nobody reads must not hold a
+/// session, a run's place and the model's tokens.
+struct Pump {
+    events: RunStream,
     admission: RunAdmission,
     split_artifacts: bool,
     state: Arc<ServerState>,
-) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
-    async_stream::stream! {
-        let _admission = admission;
+    frames: mpsc::Sender<Bytes>,
+    write_timeout: Duration,
+}
+
+impl Pump {
+    async fn run(mut self) {
+        self.pump().await;
+        // The run is dropped (cancelled, if still going) before its session is unlocked, so the
+        // next run of the session never overlaps this one.
+        drop(self.events);
+        drop(self.admission);
+    }
+
+    async fn pump(&mut self) {
         loop {
             let next = tokio::select! {
-                next = events.next() => next,
-                () = state.cancel_runs.cancelled() => {
-                    yield Ok(error_frame("Cancelled", "the server shut down before the run finished"));
-                    break;
+                next = self.events.next() => next,
+                () = self.frames.closed() => return,
+                () = self.state.cancel_runs.cancelled() => {
+                    let frame = error_frame("Cancelled", "the server shut down before the run finished");
+                    let _ = send(&self.frames, frame, self.write_timeout).await;
+                    return;
                 }
             };
             match next {
-                None => break,
+                None => return,
                 Some(Ok(event)) => {
-                    for frame in event_frames(&event, split_artifacts) {
-                        yield Ok(frame);
+                    for frame in event_frames(&event, self.split_artifacts) {
+                        if !send(&self.frames, frame, self.write_timeout).await {
+                            return;
+                        }
                     }
                 }
                 Some(Err(error)) => {
                     tracing::warn!(error = %error, "run failed after its stream started");
-                    yield Ok(error_frame(error_type(&error), error.message()));
-                    break;
+                    let frame = error_frame(error_type(&error), error.message());
+                    let _ = send(&self.frames, frame, self.write_timeout).await;
+                    return;
                 }
             }
+        }
+    }
+}
+
+/// Hands `frame` to the response body; `false` when the client went away or did not make room
+/// for it within `timeout`.
+async fn send(frames: &mpsc::Sender<Bytes>, frame: Bytes, timeout: Duration) -> bool {
+    match tokio::time::timeout(timeout, frames.send(frame)).await {
+        Ok(sent) => sent.is_ok(),
+        Err(_) => {
+            tracing::warn!(
+                ?timeout,
+                "an SSE client stopped reading for the write timeout: its run is cancelled"
+            );
+            false
         }
     }
 }

@@ -11,10 +11,13 @@ use adk_core::{FunctionDeclaration, GetSessionRequest, Part, Session, SessionKey
 use adk_flow::LlmAgent;
 use adk_runner::Runner;
 use adk_server::{Server, ServerConfig};
-use adk_session::{InMemoryArtifactService, InMemoryMemoryService, SqliteSessionService};
+use adk_session::{
+    InMemoryArtifactService, InMemoryMemoryService, InMemorySessionService, SqliteSessionService,
+};
 use adk_telemetry::span_store::SpanStore;
 use adk_test::{ClosureTool, ScriptedModel};
 use adk_tool::{Tool, ToolContext};
+use adk_workflow::{Node, NodeError, NodeOutput, Routes, START, Workflow};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
@@ -126,6 +129,16 @@ impl TestServer {
     /// A server on `model` with `config`: app `weather`, whose root agent has the tools
     /// `get_weather`, `save_report` and `wait_forever`, on SQLite sessions created on first use.
     pub(crate) async fn start_with(model: ScriptedModel, config: ServerConfig) -> Self {
+        Self::start_serving(model, config, false).await
+    }
+
+    /// Like [`start_with`](Self::start_with), also serving the app over A2A when the `a2a` feature
+    /// is on.
+    pub(crate) async fn start_with_a2a(model: ScriptedModel, config: ServerConfig) -> Self {
+        Self::start_serving(model, config, true).await
+    }
+
+    async fn start_serving(model: ScriptedModel, config: ServerConfig, a2a: bool) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let sessions = SqliteSessionService::open(dir.path().join("sessions.db"))
             .await
@@ -156,12 +169,90 @@ impl TestServer {
             .memory_service(InMemoryMemoryService::new())
             .build()
             .unwrap();
-        let server = Server::builder()
-            .app(runner.clone())
-            .span_store(span_store())
-            .config(config)
+        Self::serve(runner, model, config, a2a, dir, started, cancelled).await
+    }
+
+    /// App `weather` as a workflow: `classify` routes long messages to two fetchers joined by
+    /// `gather` and a writer agent with a tool, anything else to the nested workflow `inner_wf`.
+    pub(crate) async fn start_workflow(model: ScriptedModel, config: ServerConfig) -> Self {
+        let classify = Node::function("classify", |text: String| async move {
+            let output = NodeOutput::value(text.clone());
+            Ok::<_, NodeError>(if text.len() > 5 {
+                output.route("long")
+            } else {
+                output
+            })
+        });
+        let fetch_a = Node::function("fetch_a", |text: String| async move {
+            Ok::<_, NodeError>(format!("{text}-A"))
+        });
+        let fetch_b = Node::function("fetch_b", |text: String| async move {
+            Ok::<_, NodeError>(format!("{text}-B"))
+        });
+        let writer = LlmAgent::builder("writer")
+            .model(Arc::new(model.clone()))
+            .instruction("Write it up.")
+            .tool(ClosureTool::shared("lookup", |_ctx, _args| {
+                Ok(json!({"found": true}))
+            }))
             .build()
             .unwrap();
+        let echo = Node::function("echo", |text: String| async move {
+            Ok::<_, NodeError>(format!("short: {text}"))
+        });
+        let inner = Workflow::builder("inner_wf")
+            .chain((START, &echo))
+            .build()
+            .unwrap();
+        let root = Workflow::builder("router_wf")
+            .description("Routes by length.")
+            .chain((
+                START,
+                &classify,
+                Routes::new()
+                    .on("long", [&fetch_a, &fetch_b])
+                    .otherwise(inner),
+            ))
+            .chain(([&fetch_a, &fetch_b], Node::join("gather"), writer))
+            .build()
+            .unwrap();
+        let runner = Runner::builder(APP, Arc::new(root), InMemorySessionService::new())
+            .build()
+            .unwrap();
+        Self::start_app(runner, model, config).await
+    }
+
+    /// A server with `config` on `runner`, an app of the test's own (`model` is what its agents
+    /// call).
+    pub(crate) async fn start_app(
+        runner: Runner,
+        model: ScriptedModel,
+        config: ServerConfig,
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let (started, cancelled) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        Self::serve(runner, model, config, false, dir, started, cancelled).await
+    }
+
+    /// Serves `runner` on a loopback port until shut down.
+    async fn serve(
+        runner: Runner,
+        model: ScriptedModel,
+        config: ServerConfig,
+        a2a: bool,
+        dir: tempfile::TempDir,
+        started: Arc<Notify>,
+        cancelled: Arc<Notify>,
+    ) -> Self {
+        let builder = Server::builder()
+            .app(runner.clone())
+            .span_store(span_store())
+            .config(config);
+        #[cfg(feature = "a2a")]
+        let builder = builder.a2a(a2a);
+        #[cfg(not(feature = "a2a"))]
+        let _ = a2a;
+        let server = builder.build().unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (shutdown, signal) = oneshot::channel::<()>();

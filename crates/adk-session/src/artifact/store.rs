@@ -122,10 +122,23 @@ impl ArtifactStore {
         }
     }
 
-    /// Where `location` can be read outside this service, if anywhere.
-    fn uri(&self, location: &Path) -> Option<String> {
+    /// Where version `version` of `path`, stored at `location`, can be named outside this
+    /// service. Memory has no outside: its URI is the one ADK Python's in-memory service gives,
+    /// `memory://apps/<app>/users/<user>[/sessions/<session>]/artifacts/<file>/versions/<n>`.
+    fn uri(&self, path: &ArtifactPath, version: u64, location: &Path) -> Option<String> {
         match self.backing.as_ref() {
-            Backing::Memory(_) => None,
+            Backing::Memory(_) => {
+                let session = match &path.owner {
+                    Owner::Session(session) => format!("/sessions/{session}"),
+                    Owner::User => String::new(),
+                };
+                Some(format!(
+                    "memory://apps/{}/users/{}{session}/artifacts/{}/versions/{version}",
+                    path.app,
+                    path.user,
+                    path.filename()
+                ))
+            }
             Backing::Directory { store, .. } => store
                 .get()
                 .and_then(|store| store.path_to_filesystem(location).ok())
@@ -248,7 +261,10 @@ impl ArtifactStore {
         version: Option<u64>,
     ) -> Result<Option<ArtifactVersion>> {
         let found = self.read(path, version, false).await?;
-        Ok(found.map(|(record, data)| version_info(&record.meta, self.uri(&data))))
+        Ok(found.map(|(record, data)| {
+            let uri = self.uri(path, record.meta.version, &data);
+            version_info(&record.meta, uri)
+        }))
     }
 
     /// The complete version `version` (the latest when `None`), with its bytes when `with_body`,

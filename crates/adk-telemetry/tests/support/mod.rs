@@ -16,6 +16,10 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 };
 use prost::Message as _;
 
+/// How long a test waits for an export before it calls it a hang: generous, as a loaded machine
+/// may take seconds; the tests stop waiting as soon as what they expect arrived.
+pub(crate) const PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// What the receiver decoded from one request.
 pub(crate) enum Received {
     Traces(ExportTraceServiceRequest),

@@ -1,5 +1,6 @@
 //! ADK's built-in tools: [`exit_loop`], [`LoadArtifactsTool`], [`LoadMemoryTool`],
-//! [`PreloadMemoryTool`] and [`get_user_choice`].
+//! [`PreloadMemoryTool`] and [`get_user_choice`]; and Gemini's provider-side tools
+//! ([`google_search`], [`url_context`], [`code_execution`]).
 //!
 //! Names, descriptions and behaviour follow ADK Python's built-ins, so that models prompted for
 //! ADK see the same tools. Agent transfer is not here: the flow adds it.
@@ -9,12 +10,16 @@ mod get_user_choice;
 mod load_artifacts;
 mod load_memory;
 mod preload_memory;
+mod provider;
 
 pub use exit_loop::exit_loop;
 pub use get_user_choice::{UserChoiceArgs, get_user_choice};
 pub use load_artifacts::{DEFAULT_MAX_ARTIFACT_BYTES, LoadArtifactsArgs, LoadArtifactsTool};
 pub use load_memory::{LoadMemoryArgs, LoadMemoryTool};
 pub use preload_memory::PreloadMemoryTool;
+pub use provider::{
+    ProviderSide, ProviderTool, code_execution, google_search, mixes_with_functions, url_context,
+};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
