@@ -19,7 +19,7 @@ use crate::{Node, NodeError, NodeInput, RequestInput};
 /// use adk_workflow::{Node, NodeContext, NodeError, NodeOutput};
 ///
 /// let classify = Node::function("classify", |ctx: NodeContext, text: String| async move {
-///     ctx.set_state("seen", &text);
+///     ctx.set_state("seen", &text)?;
 ///     let route = if text.len() > 3 { "long" } else { "short" };
 ///     Ok::<_, NodeError>(NodeOutput::value(text).route(route))
 /// });
@@ -134,13 +134,14 @@ impl NodeContext {
 
     /// Sets state `key` to `value`; the change travels with the node's next event.
     ///
-    /// # Panics
+    /// # Errors
     ///
-    /// Never for values that serialize to JSON; a value that does not (a map with non-string
-    /// keys) is stored as `null`.
-    pub fn set_state(&self, key: impl Into<String>, value: impl Serialize) {
-        let value = serde_json::to_value(value).unwrap_or(Value::Null);
+    /// [`ErrorKind::Serialization`](adk_core::ErrorKind::Serialization) when `value` cannot be
+    /// written as JSON (a map whose keys are not strings, say); the state is then unchanged.
+    pub fn set_state(&self, key: impl Into<String>, value: impl Serialize) -> adk_core::Result<()> {
+        let value = serde_json::to_value(value)?;
         self.inner.run.lock().state_delta.insert(key.into(), value);
+        Ok(())
     }
 
     /// The user's answer to the question `interrupt_id` this node asked, when it is being

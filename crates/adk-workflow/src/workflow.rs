@@ -27,7 +27,7 @@ use crate::{Node, NodeError, NodeInput, WorkflowError};
 /// use adk_workflow::{DEFAULT_ROUTE, Node, NodeContext, NodeError, NodeOutput, Routes, START, Workflow};
 ///
 /// let classify = Node::function("classify", |ctx: NodeContext, text: String| async move {
-///     ctx.set_state("seen", &text);
+///     ctx.set_state("seen", &text)?;
 ///     let route = if text.len() > 3 { "long" } else { "short" };
 ///     Ok::<_, NodeError>(NodeOutput::value(serde_json::json!({"text": text})).route(route))
 /// });

@@ -37,7 +37,7 @@ pub fn route_of(message: &str) -> Option<&'static str> {
 /// The trip planner on `model`.
 pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
     let intake = Node::function("intake", |ctx: NodeContext, message: String| async move {
-        ctx.set_state("request", &message);
+        ctx.set_state("request", &message)?;
         let output = NodeOutput::value(json!({"request": message}));
         Ok::<_, NodeError>(match route_of(&message) {
             Some(route) => output.route(route),

@@ -102,8 +102,8 @@ impl Node {
     /// `agent` as a node named after it. An `LlmAgent` runs as a single-turn agent unless it was
     /// given another mode: its request holds only the node's input, and its final answer is the
     /// node's output.
-    pub fn agent(agent: Arc<dyn Agent>) -> Self {
-        AgentNode::wrap(agent)
+    pub fn agent(agent: impl adk_core::IntoAgent) -> Self {
+        AgentNode::wrap(agent.into_agent())
     }
 }
 

@@ -204,7 +204,7 @@ impl Node {
     /// });
     /// // With the context: state, routes, dynamic nodes.
     /// let route = Node::function("route", |ctx: NodeContext, text: String| async move {
-    ///     ctx.set_state("last", &text);
+    ///     ctx.set_state("last", &text)?;
     ///     let route = if text.starts_with('A') { "a" } else { "b" };
     ///     Ok::<_, NodeError>(NodeOutput::value(text).route(route))
     /// });

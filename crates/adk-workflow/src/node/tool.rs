@@ -105,7 +105,7 @@ impl RunNode for ToolNode {
                 .await
                 .map_err(NodeError::from_core)?;
             for (key, value) in tool_ctx.take_actions().state_delta {
-                ctx.set_state(key, value);
+                ctx.set_state(key, value).map_err(NodeError::from_core)?;
             }
             if response.is_null() {
                 ctx.emit(ctx.new_event()).await
@@ -123,7 +123,8 @@ impl RunNode for ToolNode {
 impl Node {
     /// `tool` as a node of the tool's name: its arguments are the node's input (a map), and its
     /// result is the node's output.
-    pub fn tool(tool: Arc<dyn Tool>) -> Self {
+    pub fn tool(tool: impl adk_tool::IntoTool) -> Self {
+        let tool = tool.into_tool();
         Self::from_parts(
             tool.name().to_owned(),
             NodeOptions::default(),

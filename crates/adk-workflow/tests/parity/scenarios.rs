@@ -17,7 +17,7 @@ use crate::harness::{Log, answer, call, run, text, user};
 /// `router.py`.
 pub(crate) async fn router() -> Transcript {
     let classify = Node::function("classify", |ctx: NodeContext, text: String| async move {
-        ctx.set_state("seen", &text);
+        ctx.set_state("seen", &text)?;
         let route = if text.len() > 3 { "long" } else { "short" };
         Ok::<_, NodeError>(NodeOutput::value(json!({"text": text})).route(route))
     });
