@@ -81,7 +81,15 @@ pub fn is_pool_exhausted(error: &(dyn std::error::Error + 'static)) -> bool {
         ) {
             return true;
         }
-        next = error.source();
+        next = match error.downcast_ref::<adk_core::Error>() {
+            // A core error's `source` skips the causes its message already states; the pool's
+            // timeout is one of them, so step into the service error it wraps instead.
+            Some(core) => core
+                .downcast_source::<crate::error::Error>()
+                .map(|inner| inner as &(dyn std::error::Error + 'static))
+                .or_else(|| error.source()),
+            None => error.source(),
+        };
     }
     false
 }
