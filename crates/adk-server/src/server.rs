@@ -229,6 +229,8 @@ impl Server {
     /// Every route the server serves and who may call it: for audits, and for the test that
     /// checks each route against a caller acting for another user.
     pub fn routes(&self) -> Vec<routes::RouteInfo> {
+        // Without the `a2a` feature nothing is added to the table.
+        #[cfg_attr(not(feature = "a2a"), allow(unused_mut))]
         let mut routes = routes::route_table();
         #[cfg(feature = "a2a")]
         if self.a2a {

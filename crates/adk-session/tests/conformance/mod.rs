@@ -603,6 +603,7 @@ pub(crate) async fn events_round_trip_exactly(service: &dyn SessionService) {
                     "requestedAuthConfigs": {}, "requestedToolConfirmations": {}, "escalate": true},
         "longRunningToolIds": ["adk-1"],
         "branch": "root.child",
+        "nodeInfo": {"path": ""},
         "turnComplete": true,
         "finishReason": "STOP",
         "customMetadata": {"k": [1, 2.5, null]},
