@@ -161,7 +161,12 @@ fn parse_package(root: &Path, package: &Value) -> anyhow::Result<Package> {
         .as_array()
         .into_iter()
         .flatten()
-        .find(|target| strings(target, "kind").iter().any(|kind| kind == "lib"))
+        // A procedural-macro crate's library is a target of kind `proc-macro`.
+        .find(|target| {
+            strings(target, "kind")
+                .iter()
+                .any(|kind| kind == "lib" || kind == "proc-macro")
+        })
         .and_then(|target| target["src_path"].as_str())
         .map(|src| {
             Path::new(src)
