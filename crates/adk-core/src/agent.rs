@@ -232,3 +232,29 @@ mod tests {
         assert_eq!(tree.names().count(), 3);
     }
 }
+
+crate::__into_shared!(
+    /// An [`Agent`] as a builder takes it: the agent itself, an `Arc` of it, or an
+    /// `Arc<dyn Agent>`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use adk_core::{Agent, EventStream, IntoAgent, InvocationContext};
+    ///
+    /// struct Quiet;
+    /// impl Agent for Quiet {
+    ///     fn name(&self) -> &str { "quiet" }
+    ///     fn description(&self) -> &str { "Says nothing." }
+    ///     fn run(self: Arc<Self>, _: InvocationContext) -> EventStream {
+    ///         Box::pin(futures::stream::empty())
+    ///     }
+    /// }
+    ///
+    /// let shared: Arc<dyn Agent> = Quiet.into_agent();
+    /// assert!(Arc::ptr_eq(&shared, &shared.clone().into_agent()));
+    /// ```
+    IntoAgent,
+    into_agent,
+    Agent,
+    "`{Self}` is not an agent: it does not implement `Agent`"
+);

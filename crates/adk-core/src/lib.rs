@@ -29,14 +29,14 @@ pub mod internal {
     pub use crate::context::control::InvocationControl;
 }
 
-pub use agent::{Agent, AgentTree, EventStream, USER_AUTHOR};
+pub use agent::{Agent, AgentTree, EventStream, IntoAgent, USER_AUTHOR};
 pub use content::{
     Blob, CodeExecutionResult, Content, ExecutableCode, FileData, FunctionCall, FunctionResponse,
     Language, Outcome, Part, PartData, Role,
 };
 pub use context::{
     CallbackContext, DEFAULT_MAX_TOOL_RESULT_BYTES, InvocationContext, InvocationContextBuilder,
-    ReadonlyContext, RunConfig, Services, StreamingMode,
+    ReadonlyContext, RunConfig, Services,
 };
 pub use error::{BoxError, Error, ErrorKind, Result, cause_after};
 pub use event::{Event, EventActions, EventCompaction, ToolConfirmation};
@@ -46,17 +46,17 @@ pub use ids::{
 };
 pub use model::{
     BuiltinTool, FinishReason, FunctionCallingConfig, FunctionCallingMode, FunctionDeclaration,
-    GenerateContentConfig, Llm, LlmRequest, LlmResponse, LlmResponseStream, SafetySetting,
-    ThinkingConfig, ThinkingLevel, ToolConfig, UsageMetadata,
+    GenerateContentConfig, IntoLlm, Llm, LlmRequest, LlmResponse, LlmResponseStream, SafetySetting,
+    StreamingMode, ThinkingConfig, ThinkingLevel, ToolConfig, UsageMetadata,
 };
 pub use node::{NodeInfo, NodePath, Route, RouteValue};
 pub use redact::url_without_credentials;
 pub use service::{
-    ArtifactService, ArtifactVersion, CreateSessionRequest, GetSessionRequest, MemoryEntry,
-    MemoryService, SearchMemoryResponse, SessionService,
+    ArtifactService, ArtifactVersion, CreateSessionRequest, GetSessionRequest, IntoArtifactService,
+    IntoMemoryService, IntoSessionService, MemoryEntry, MemoryService, SearchMemoryResponse,
+    SessionService,
 };
 pub use session::{Session, SessionKey};
-pub use shared::{IntoAgent, IntoArtifactService, IntoLlm, IntoMemoryService, IntoSessionService};
 pub use state::{APP_PREFIX, ScopedState, State, StateScope, TEMP_PREFIX, USER_PREFIX};
 
 // Types used across threads by every user of adk-rs: a compile-time check that they stay

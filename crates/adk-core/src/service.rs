@@ -271,3 +271,30 @@ impl MemoryEntry {
         self
     }
 }
+
+crate::__into_shared!(
+    /// A [`SessionService`] as a builder takes it: the service itself, an `Arc` of it, or an
+    /// `Arc<dyn SessionService>`.
+    IntoSessionService,
+    into_session_service,
+    SessionService,
+    "`{Self}` is not a session service"
+);
+
+crate::__into_shared!(
+    /// An [`ArtifactService`] as a builder takes it: the service itself, an `Arc` of it, or an
+    /// `Arc<dyn ArtifactService>`.
+    IntoArtifactService,
+    into_artifact_service,
+    ArtifactService,
+    "`{Self}` is not an artifact service"
+);
+
+crate::__into_shared!(
+    /// A [`MemoryService`] as a builder takes it: the service itself, an `Arc` of it, or an
+    /// `Arc<dyn MemoryService>`.
+    IntoMemoryService,
+    into_memory_service,
+    MemoryService,
+    "`{Self}` is not a memory service"
+);

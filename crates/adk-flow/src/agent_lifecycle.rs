@@ -184,15 +184,6 @@ pub(crate) fn checkpoint(ctx: &InvocationContext, state: Value) -> Event {
     event
 }
 
-impl crate::LlmAgent {
-    /// Whether the agent may hand the conversation back to its parent. The runner lets an agent
-    /// that may (and whose ancestors may) keep the turn after a transfer: the user's next message
-    /// goes to it rather than to the root.
-    pub fn allows_transfer_to_parent(&self) -> bool {
-        !self.disallow_transfer_to_parent
-    }
-}
-
 /// The event a lifecycle callback produced: its content with the state it set, or only the state,
 /// or nothing when it did neither.
 fn callback_event(

@@ -1,13 +1,16 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod agent_builder;
 mod agent_lifecycle;
 mod agent_tool;
 mod agents;
 mod callbacks;
+mod client_calls;
 mod code_executor;
 mod flow;
 mod instruction_template;
+mod live_events;
 mod llm_agent;
 mod mode;
 mod next_boxed;
@@ -16,6 +19,7 @@ mod overflow;
 mod planner;
 mod plugin;
 mod processors;
+mod step;
 pub mod task;
 mod tool_calls;
 
@@ -30,12 +34,12 @@ pub use callbacks::{
     ToolCallbacks,
 };
 pub use code_executor::{BuiltInCodeExecutor, CodeExecutor, IntoCodeExecutor};
+pub use live_events::without_rewound;
 pub use llm_agent::{IncludeContents, InstructionProvider, LlmAgent, LlmAgentBuilder};
 pub use mode::AgentMode;
 pub use node_paths::{agent_path, next_run_id};
 pub use planner::{BuiltInPlanner, IntoPlanner, PlanReActPlanner, Planner};
 pub use plugin::{IntoPlugin, Plugin};
-pub use processors::live_events::without_rewound;
 pub use tool_calls::{ToolInvoker, ToolMap, ToolResponses, assign_call_ids};
 
 /// What the runner hands the flow through an invocation's data (its plugins, whether tools may

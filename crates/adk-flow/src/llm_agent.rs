@@ -5,17 +5,16 @@ use std::sync::Arc;
 
 use adk_core::IntoLlm;
 use adk_core::{
-    Agent, CallbackContext, Error, ErrorKind, Event, EventStream, GenerateContentConfig,
-    InvocationContext, Llm, LlmRequest, LlmResponse, ReadonlyContext, Result,
+    CallbackContext, Error, ErrorKind, Event, GenerateContentConfig, InvocationContext, Llm,
+    LlmRequest, LlmResponse, ReadonlyContext, Result,
 };
 use adk_tool::{ArgumentValidator, IntoTool, IntoToolset, Tool, ToolContext, Toolset};
-use futures::StreamExt as _;
 use serde_json::Value;
 
+use crate::agent_builder::agent_base_builder_methods;
 use crate::agent_lifecycle::AgentBase;
-use crate::agents::builder::{agent_base_accessors, agent_base_builder_methods};
 use crate::callbacks::Callbacks;
-use crate::{CodeExecutor, IntoCodeExecutor, IntoPlanner, Planner};
+use crate::{AgentMode, CodeExecutor, IntoCodeExecutor, IntoPlanner, Planner};
 
 /// Makes an instruction from the invocation, for instructions that depend on more than state.
 /// Its result is used as it is: `{var}` placeholders in it are not filled in.
@@ -82,7 +81,7 @@ pub struct LlmAgent {
     pub(crate) max_repeated_tool_calls: Option<u32>,
     pub(crate) callbacks: Callbacks,
     /// How the agent is reached and returns control (the Task API); `None` for the default.
-    pub(crate) mode: Option<crate::AgentMode>,
+    pub(crate) mode: Option<AgentMode>,
 }
 
 impl LlmAgent {
@@ -173,7 +172,7 @@ impl LlmAgent {
     /// Sets `output_key` in the event's state delta when the event is this agent's final answer.
     /// With an output schema, only an answer that follows it is saved: the flow answers the
     /// others (see `processors::output_schema`).
-    fn save_output_to_state(&self, event: &mut Event) -> Result<()> {
+    pub(crate) fn save_output_to_state(&self, event: &mut Event) -> Result<()> {
         let Some(key) = &self.output_key else {
             return Ok(());
         };
@@ -181,7 +180,7 @@ impl LlmAgent {
         if event.author != self.base.name
             || event.is_partial()
             || !event.is_final_response()
-            || self.mode == Some(crate::AgentMode::Task)
+            || self.mode == Some(AgentMode::Task)
         {
             return Ok(());
         }
@@ -200,25 +199,56 @@ impl LlmAgent {
     }
 }
 
-impl Agent for LlmAgent {
-    agent_base_accessors!();
+impl LlmAgent {
+    /// The mode the agent was given, if any (see [`AgentMode`] for the defaults).
+    pub fn mode(&self) -> Option<AgentMode> {
+        self.mode
+    }
 
-    fn run(self: Arc<Self>, ctx: InvocationContext) -> EventStream {
-        let ctx = ctx.with_agent(self.clone());
-        let agent = self.clone();
-        self.base.run_with_callbacks(ctx, move |ctx| {
-            let flow_agent = agent.clone();
-            // Tasks this agent delegated that wait for the user go on before its own next step.
-            crate::task::resume_then(agent.clone(), ctx, move |ctx| {
-                crate::flow::run(flow_agent, ctx)
-            })
-            .map(move |event| {
-                let mut event = event?;
-                agent.save_output_to_state(&mut event)?;
-                Ok(event)
-            })
-            .boxed()
-        })
+    /// A copy of this agent in `mode`, as a workflow runs it: a single-turn copy sees only its
+    /// input (unless its history setting was chosen explicitly).
+    pub fn in_mode(&self, mode: AgentMode) -> LlmAgent {
+        let mut copy = self.duplicate();
+        copy.mode = Some(mode);
+        if mode == AgentMode::SingleTurn && !self.include_contents_set {
+            copy.include_contents = IncludeContents::None;
+        }
+        copy
+    }
+
+    /// A field-by-field copy (the agent's parts are shared).
+    fn duplicate(&self) -> LlmAgent {
+        LlmAgent {
+            base: self.base.clone(),
+            model: self.model.clone(),
+            instruction: self.instruction.clone(),
+            global_instruction: self.global_instruction.clone(),
+            tools: self.tools.clone(),
+            toolsets: self.toolsets.clone(),
+            generate_content_config: self.generate_content_config.clone(),
+            include_contents: self.include_contents,
+            include_contents_set: self.include_contents_set,
+            input_schema: self.input_schema.clone(),
+            output_schema: self.output_schema.clone(),
+            output_validator: self.output_validator.clone(),
+            output_key: self.output_key.clone(),
+            disallow_transfer_to_parent: self.disallow_transfer_to_parent,
+            disallow_transfer_to_peers: self.disallow_transfer_to_peers,
+            planner: self.planner.clone(),
+            code_executor: self.code_executor.clone(),
+            max_repeated_tool_calls: self.max_repeated_tool_calls,
+            callbacks: self.callbacks.clone(),
+            mode: self.mode,
+        }
+    }
+}
+
+impl LlmAgent {
+    /// Whether the agent may hand the conversation back to its parent. The runner lets an agent
+    /// that may (and whose ancestors may) keep the turn after a transfer: the user's next message
+    /// goes to it rather than to the root.
+    pub fn allows_transfer_to_parent(&self) -> bool {
+        !self.disallow_transfer_to_parent
     }
 }
 
@@ -329,7 +359,7 @@ impl LlmAgentBuilder {
     /// How the agent is reached and returns control: a chat agent by transfer, a task agent
     /// through a tool named after it until it calls `finish_task`, a single-turn agent through a
     /// tool that returns its answer. See [`AgentMode`](crate::AgentMode).
-    pub fn mode(mut self, mode: crate::AgentMode) -> Self {
+    pub fn mode(mut self, mode: AgentMode) -> Self {
         self.agent.mode = Some(mode);
         self
     }

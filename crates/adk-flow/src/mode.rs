@@ -4,8 +4,6 @@
 
 use std::fmt;
 
-use crate::{IncludeContents, LlmAgent};
-
 /// How an agent is reached and how control comes back from it.
 ///
 /// | mode | reached through | control comes back |
@@ -51,49 +49,5 @@ impl AgentMode {
 impl fmt::Display for AgentMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-impl LlmAgent {
-    /// The mode the agent was given, if any (see [`AgentMode`] for the defaults).
-    pub fn mode(&self) -> Option<AgentMode> {
-        self.mode
-    }
-
-    /// A copy of this agent in `mode`, as a workflow runs it: a single-turn copy sees only its
-    /// input (unless its history setting was chosen explicitly).
-    pub fn in_mode(&self, mode: AgentMode) -> LlmAgent {
-        let mut copy = self.duplicate();
-        copy.mode = Some(mode);
-        if mode == AgentMode::SingleTurn && !self.include_contents_set {
-            copy.include_contents = IncludeContents::None;
-        }
-        copy
-    }
-
-    /// A field-by-field copy (the agent's parts are shared).
-    fn duplicate(&self) -> LlmAgent {
-        LlmAgent {
-            base: self.base.clone(),
-            model: self.model.clone(),
-            instruction: self.instruction.clone(),
-            global_instruction: self.global_instruction.clone(),
-            tools: self.tools.clone(),
-            toolsets: self.toolsets.clone(),
-            generate_content_config: self.generate_content_config.clone(),
-            include_contents: self.include_contents,
-            include_contents_set: self.include_contents_set,
-            input_schema: self.input_schema.clone(),
-            output_schema: self.output_schema.clone(),
-            output_validator: self.output_validator.clone(),
-            output_key: self.output_key.clone(),
-            disallow_transfer_to_parent: self.disallow_transfer_to_parent,
-            disallow_transfer_to_peers: self.disallow_transfer_to_peers,
-            planner: self.planner.clone(),
-            code_executor: self.code_executor.clone(),
-            max_repeated_tool_calls: self.max_repeated_tool_calls,
-            callbacks: self.callbacks.clone(),
-            mode: self.mode,
-        }
     }
 }

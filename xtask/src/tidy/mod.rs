@@ -1,11 +1,15 @@
 //! `cargo xtask tidy`: workspace-wide checks that report every violation at once.
 //!
-//! The checks are [`layering`] (dependencies point down the layer table in ARCHITECTURE.md) and
-//! [`source`] (`//!` doc headers, no ignored tests, no leftover debugging macros).
+//! The checks are [`layering`] (dependencies point down the layer table in ARCHITECTURE.md),
+//! [`module_cycles`] (sibling modules inside a crate depend on each other one way only, read
+//! through [`modules`]) and [`source`] (`//!` doc headers, no ignored tests, no leftover
+//! debugging macros).
 // `run` prints the violations for a person at a terminal: that is its job.
 #![allow(clippy::print_stdout)]
 
 pub mod layering;
+pub mod module_cycles;
+pub mod modules;
 pub mod source;
 
 use std::fmt;
@@ -50,6 +54,7 @@ impl fmt::Display for Violation {
 /// Runs every tidy check on the workspace at `root` and returns all violations, sorted by place.
 pub fn check_workspace(root: &Path) -> Vec<Violation> {
     let mut violations = layering::check(root);
+    violations.extend(module_cycles::check(root));
     violations.extend(source::check(root));
     violations.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
     violations

@@ -30,8 +30,15 @@ pub struct InvocationContextBuilder {
     llm_calls: Option<Arc<AtomicU32>>,
 }
 
+impl InvocationContext {
+    /// Starts building the context for running `agent` on `session`.
+    pub fn builder(agent: impl crate::IntoAgent, session: Session) -> InvocationContextBuilder {
+        InvocationContextBuilder::new(agent.into_agent(), session)
+    }
+}
+
 impl InvocationContextBuilder {
-    pub(super) fn new(agent: Arc<dyn Agent>, session: Session) -> Self {
+    fn new(agent: Arc<dyn Agent>, session: Session) -> Self {
         Self {
             agent,
             session,

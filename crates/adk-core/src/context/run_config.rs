@@ -1,24 +1,8 @@
-//! [`RunConfig`]: the settings of one run, and the [`StreamingMode`] it asks models for.
+//! [`RunConfig`]: the settings of one run.
 
 use serde_json::{Map, Value};
 
-/// How a run streams model output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum StreamingMode {
-    /// One event per model response.
-    #[default]
-    None,
-    /// Partial events with text deltas as they arrive, then the aggregated event.
-    Sse,
-}
-
-impl StreamingMode {
-    /// Whether the model is asked to stream its answer.
-    pub fn is_streaming(self) -> bool {
-        self == Self::Sse
-    }
-}
+use crate::StreamingMode;
 
 /// Settings of one run.
 ///

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use adk_core::{Agent, EventStream, InvocationContext, Result};
 
-use super::builder::{agent_base_accessors, agent_base_builder_methods};
+use crate::agent_builder::{agent_base_accessors, agent_base_builder_methods};
 use crate::agent_lifecycle::AgentBase;
 
 /// The body of a custom agent: given the invocation, the events it yields.

@@ -7,8 +7,8 @@ use adk_core::{Agent, EventStream, InvocationContext, Result};
 use async_stream::try_stream;
 use serde_json::json;
 
-use super::builder::{agent_base_accessors, agent_base_builder_methods};
 use super::sequential::CURRENT_SUB_AGENT;
+use crate::agent_builder::{agent_base_accessors, agent_base_builder_methods};
 use crate::agent_lifecycle::{AgentBase, checkpoint, ended, resumed_state};
 use crate::next_boxed::next_boxed;
 

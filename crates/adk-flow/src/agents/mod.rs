@@ -1,7 +1,6 @@
 //! The agents of seed 002 besides `LlmAgent`: custom agents from a closure, and the workflow
 //! agents that run their sub-agents in sequence, in parallel, or in a loop.
 
-pub(crate) mod builder;
 mod custom;
 mod loop_agent;
 mod parallel;

@@ -5,70 +5,32 @@
 //! postprocess each response, finalize the model-response event, handle its function calls, ask for
 //! confirmations, emit structured output, and transfer to the chosen agent.
 
+mod agent;
 mod function_calls;
 mod model_call;
+mod resume;
 mod steps;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use adk_core::{
-    Agent, CallbackContext, Error, ErrorKind, Event, EventStream, InvocationContext, Llm,
-    LlmRequest, LlmResponse, Result,
+    Agent, CallbackContext, Error, ErrorKind, Event, EventStream, InvocationContext, LlmRequest,
+    LlmResponse, Result,
 };
 use adk_telemetry::InstrumentStream as _;
-use adk_tool::Tool;
 use async_stream::try_stream;
 use futures::StreamExt as _;
 use tracing::Instrument as _;
 
 use crate::LlmAgent;
+use crate::client_calls;
 use crate::next_boxed::next_boxed;
 use crate::overflow::OverflowCompaction;
 use crate::processors;
+use crate::step::Step;
+use function_calls::handle_function_calls;
 use steps::Steps;
-
-pub(crate) use function_calls::{
-    REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION, handle_function_calls,
-};
-
-use crate::ToolMap;
-
-/// What one step works with: the agent, its invocation, its model and the tools it offers.
-pub(crate) struct Step {
-    pub(crate) agent: Arc<LlmAgent>,
-    pub(crate) ctx: InvocationContext,
-    pub(crate) model: Arc<dyn Llm>,
-    pub(crate) tools: ToolMap,
-    /// The error a tool-call hook failed with: the step stores the response event that holds the
-    /// results of the other calls first, then ends the run with it.
-    pub(crate) hook_failure: parking_lot::Mutex<Option<Error>>,
-    /// The agent's own tools and its toolsets' tools, in the order given: the order their request
-    /// hooks run in.
-    pub(crate) ordered_tools: Vec<Arc<dyn Tool>>,
-}
-
-impl Step {
-    fn new(agent: Arc<LlmAgent>, ctx: InvocationContext) -> Result<Self> {
-        let model = agent.resolve_model(&ctx)?;
-        Ok(Self {
-            agent,
-            ctx,
-            model,
-            tools: ToolMap::new(),
-            hook_failure: parking_lot::Mutex::new(None),
-            ordered_tools: Vec::new(),
-        })
-    }
-
-    /// Ends the step with the failure of a tool-call hook, if one failed.
-    fn check_hooks(&self) -> Result<()> {
-        match self.hook_failure.lock().take() {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
-    }
-}
 
 /// Runs the agent's steps until one ends the flow.
 pub(crate) fn run(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
@@ -85,7 +47,8 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
 
         // Boxed, as are the compaction's futures below: they run seldom, and inline they would
         // make every step's state larger while it waits on the model.
-        for event in Box::pin(processors::resolve_and_resume(&mut step, &mut request)).await? {
+        processors::prepare(&mut step, &mut request).await?;
+        for event in Box::pin(resume::answered_calls(&step)).await? {
             yield event;
         }
         step.check_hooks()?;
@@ -261,9 +224,9 @@ async fn run_function_calls(
     else {
         return Ok(None);
     };
-    let auth_event = function_calls::auth_request_event(step, &response_event);
+    let auth_event = client_calls::auth_request_event(step, &response_event);
     let confirmation_event =
-        function_calls::confirmation_request_event(step, model_event, &response_event);
+        client_calls::confirmation_request_event(step, model_event, &response_event);
     let (structured_event, structured_error) =
         match processors::output_schema::structured_response_event(step, &response_event) {
             Ok(event) => (event, None),

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::LlmAgent;
-use crate::flow::Step;
+use crate::step::Step;
 
 /// The name of the tool that hands the conversation to another agent.
 pub(crate) const TRANSFER_TO_AGENT: &str = "transfer_to_agent";

@@ -3,7 +3,7 @@
 
 use adk_core::LlmRequest;
 
-use crate::flow::Step;
+use crate::step::Step;
 
 pub(super) fn process(step: &Step, request: &mut LlmRequest) {
     let agent = &step.agent;

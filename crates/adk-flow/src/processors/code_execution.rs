@@ -6,7 +6,7 @@ use adk_core::{
     BuiltinTool, Content, Event, LlmRequest, LlmResponse, Part, PartData, Result, Role,
 };
 
-use crate::flow::Step;
+use crate::step::Step;
 
 pub(super) fn process_request(step: &Step, request: &mut LlmRequest) {
     let Some(executor) = &step.agent.code_executor else {

@@ -21,10 +21,10 @@ use parking_lot::Mutex;
 use serde_json::Value;
 
 use super::file_uploads::clean_content;
-use super::live_events;
 use crate::IncludeContents;
-use crate::flow::Step;
-use crate::flow::{REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION};
+use crate::client_calls::{REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION};
+use crate::live_events;
+use crate::step::Step;
 
 pub(super) fn process(step: &Step, request: &mut LlmRequest) {
     let options = Conversion {

@@ -4,9 +4,9 @@
 use adk_core::{LlmRequest, ReadonlyContext, Result};
 
 use crate::LlmAgent;
-use crate::flow::Step;
 use crate::instruction_template::inject_session_state;
 use crate::llm_agent::Instruction;
+use crate::step::Step;
 
 pub(super) async fn process(step: &Step, request: &mut LlmRequest) -> Result<()> {
     let root = step.ctx.agent_tree().root();

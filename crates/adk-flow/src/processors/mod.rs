@@ -1,48 +1,38 @@
-//! The request and response processors of seed 003, in the seed's order.
+//! The request and response processors, in ADK's order. They only shape the request and the
+//! model's responses; running tools is the flow's.
 //!
-//! Request processors build the `LlmRequest` of a step: `basic`, `tools`, `auth`,
-//! `request_confirmation`, `instructions`, `identity`, `contents`, `nl_planning`, `code_execution`,
-//! `output_schema`, `agent_transfer`, `file_uploads` (applied by `contents` as it converts each
-//! event, see its module). Response processors post-process each model
-//! response: `nl_planning`, then `code_execution`.
+//! Request processors build the `LlmRequest` of a step: `basic`, `tools`, `instructions`,
+//! `identity`, `contents`, `nl_planning`, `code_execution`, `output_schema`, `agent_transfer`,
+//! `file_uploads` (applied by `contents` as it converts each event, see its module). Response
+//! processors post-process each model response: `nl_planning`, then `code_execution`.
 //!
-//! The first four run in [`resolve_and_resume`], because `auth` and `request_confirmation` may
-//! resume tool calls: their events must reach the session before `contents` reads it. The rest run
-//! in [`preprocess`]. `tools` collects the tools first and runs their request hooks after
-//! `contents` (see its module).
+//! The first two run in [`prepare`]; then the flow resumes the calls the user's credentials or
+//! confirmations answered (ADK's `auth` and `request_confirmation` processors), whose events must
+//! reach the session before `contents` reads it; the rest run in [`preprocess`]. `tools` collects
+//! the tools first and runs their request hooks after `contents` (see its module).
 
 mod agent_transfer;
-mod auth;
 mod basic;
 pub(crate) mod code_execution;
 pub(crate) mod contents;
 pub(crate) mod file_uploads;
 mod identity;
 mod instructions;
-pub(crate) mod live_events;
 pub(crate) mod nl_planning;
 pub(crate) mod output_schema;
-mod request_confirmation;
-mod resume;
 mod tools;
 
 use adk_core::{Event, LlmRequest, LlmResponse, Result};
 
 pub(crate) use agent_transfer::may_transfer_to;
 
-use crate::flow::Step;
+use crate::step::Step;
 
-/// The processors up to `request_confirmation`: settings, tools, and the tool calls resumed by the
-/// user's credentials or confirmations. Returns the events of resumed calls.
-pub(crate) async fn resolve_and_resume(
-    step: &mut Step,
-    request: &mut LlmRequest,
-) -> Result<Vec<Event>> {
+/// The processors that run before the flow resumes answered calls: the request's settings, and
+/// the agent's tools collected (their request hooks run later, in [`preprocess`]).
+pub(crate) async fn prepare(step: &mut Step, request: &mut LlmRequest) -> Result<()> {
     basic::process(step, request);
-    tools::collect(step).await?;
-    let mut events = auth::process(step).await?;
-    events.extend(request_confirmation::process(step).await?);
-    Ok(events)
+    tools::collect(step).await
 }
 
 /// The processors from `instructions` on.

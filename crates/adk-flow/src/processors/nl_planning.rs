@@ -3,7 +3,7 @@
 
 use adk_core::{CallbackContext, LlmRequest, LlmResponse, ReadonlyContext};
 
-use crate::flow::Step;
+use crate::step::Step;
 
 pub(super) fn process_request(step: &Step, request: &mut LlmRequest) {
     let Some(planner) = &step.agent.planner else {

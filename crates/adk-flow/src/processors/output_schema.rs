@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use crate::flow::Step;
+use crate::step::Step;
 
 /// The name of the tool an agent with tools and an output schema answers through.
 pub(crate) const SET_MODEL_RESPONSE: &str = "set_model_response";

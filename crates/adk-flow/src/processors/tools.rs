@@ -12,7 +12,7 @@ use adk_core::{BuiltinTool, Error, ErrorKind, LlmRequest, ReadonlyContext, Resul
 use adk_tool::{Tool, ToolContext, builtin};
 
 use super::agent_transfer;
-use crate::flow::Step;
+use crate::step::Step;
 use crate::{AgentTool, LlmAgent};
 
 /// The name of the agent that runs Google Search for an agent with other tools, as ADK names it.

@@ -108,7 +108,7 @@ impl Delegations {
 /// The event answering a model response's calls: the tools' responses (`answered`) with the
 /// single-turn agents' answers added.
 pub(crate) fn with_answers(
-    step: &crate::flow::Step,
+    step: &crate::step::Step,
     answered: Option<Event>,
     answers: Vec<Part>,
 ) -> Option<Event> {

@@ -2,10 +2,7 @@
 
 use std::sync::Arc;
 
-use adk_core::{
-    Agent, Error, ErrorKind, EventStream, GenerateContentConfig, IntoLlm, InvocationContext, Llm,
-    Result,
-};
+use adk_core::{Error, ErrorKind, GenerateContentConfig, IntoLlm, Llm, Result};
 use adk_flow::ToolCallbacks;
 use adk_tool::{IntoTool, Tool};
 
@@ -67,21 +64,6 @@ impl RunLoopAgent {
     /// The loop's limits and hooks.
     pub fn config(&self) -> &LoopConfig {
         &self.config
-    }
-}
-
-impl Agent for RunLoopAgent {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn run(self: Arc<Self>, ctx: InvocationContext) -> EventStream {
-        let ctx = ctx.with_agent(self.clone());
-        adk_telemetry::trace_agent(ctx.clone(), super::run::run(self, ctx))
     }
 }
 

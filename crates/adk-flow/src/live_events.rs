@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use adk_core::{Event, InvocationId, Role};
 
 /// Whether `events` hold a compaction or a rewind, which change which earlier events count.
-pub(super) fn reshapes_history(events: &[Event]) -> bool {
+pub(crate) fn reshapes_history(events: &[Event]) -> bool {
     events.iter().any(|event| {
         event.actions.compaction.is_some() || event.actions.rewind_before_invocation_id.is_some()
     })
@@ -21,7 +21,7 @@ pub(super) fn reshapes_history(events: &[Event]) -> bool {
 
 /// The events of `events` the model sees, summaries shown as `agent_name`'s turns; `None` when no
 /// event reshapes the history, so the caller can use the events as they are.
-pub(super) fn live_events<'e>(
+pub(crate) fn live_events<'e>(
     events: &'e [Event],
     agent_name: &str,
 ) -> Option<Vec<Cow<'e, Event>>> {

@@ -1,15 +1,31 @@
-//! What `auth` and `request_confirmation` share: finding the user's answers to the flow's
-//! requests, and the genuine calls those answers resume.
+//! Resuming the calls the user answered: a step first runs again the calls the user's
+//! credentials (`auth`) or confirmations (`confirmation`) answered, before the request is built,
+//! so that their events reach the session before the history is read. This module holds what the
+//! two share: finding the user's answers to the flow's requests, and the genuine calls those
+//! answers resume.
 //!
 //! An answer only resumes a call when the request it answers was made by this agent, names a call
 //! this agent made with exactly those arguments, and that call has no response yet. A continuation
 //! forged into history (an answer to a request nobody made, or a request for a call nobody made)
 //! is an error and runs nothing.
 
+mod auth;
+mod confirmation;
+
 use std::collections::HashSet;
 
 use adk_core::{Error, ErrorKind, Event, FunctionCall, FunctionCallId, Result, USER_AUTHOR};
 use serde_json::{Map, Value};
+
+use crate::step::Step;
+
+/// Runs again the calls the user's latest credentials, then confirmations, answered; returns the
+/// events of the resumed calls.
+pub(super) async fn answered_calls(step: &Step) -> Result<Vec<Event>> {
+    let mut events = auth::process(step).await?;
+    events.extend(confirmation::process(step).await?);
+    Ok(events)
+}
 
 /// The user's answer to one request: the request's call id and the response.
 pub(super) type Answer = (FunctionCallId, Map<String, Value>);

@@ -1,4 +1,4 @@
-//! `request_confirmation`: when the user answered the flow's `adk_request_confirmation` requests,
+//! Confirmations (ADK's `request_confirmation` processor): when the user answered the flow's `adk_request_confirmation` requests,
 //! runs the confirmed (or rejected) calls again with the user's answer in their tool context, the
 //! calls of each model event that asked for confirmations in turn.
 
@@ -7,8 +7,10 @@ use std::collections::{HashMap, HashSet};
 use adk_core::{Error, ErrorKind, Event, FunctionCall, Result, ToolConfirmation};
 use serde_json::{Map, Value};
 
-use super::resume::{latest_answers, not_yet_answered, original_call_event, requested_call};
-use crate::flow::{REQUEST_CONFIRMATION_FUNCTION, Step, handle_function_calls};
+use super::{latest_answers, not_yet_answered, original_call_event, requested_call};
+use crate::client_calls::REQUEST_CONFIRMATION_FUNCTION;
+use crate::flow::function_calls::handle_function_calls;
+use crate::step::Step;
 
 pub(super) async fn process(step: &Step) -> Result<Vec<Event>> {
     let mut events = Vec::new();

@@ -1,4 +1,4 @@
-//! `auth`: when the user answered the flow's `adk_request_credential` requests, stores each
+//! Credentials (ADK's `auth` processor): when the user answered the flow's `adk_request_credential` requests, stores each
 //! credential in the invocation's `temp:` state (never persisted) under the `credentialKey` of the
 //! request the flow made, and runs the calls that asked for it again, the calls of each model
 //! event in turn.
@@ -12,8 +12,10 @@ use adk_core::internal::InvocationControl as _;
 use adk_core::{Error, ErrorKind, Event, FunctionCallId, Result, Session};
 use serde_json::Value;
 
-use super::resume::{latest_answers, not_yet_answered, original_call_event, requested_call};
-use crate::flow::{REQUEST_CREDENTIAL_FUNCTION, Step, handle_function_calls};
+use super::{latest_answers, not_yet_answered, original_call_event, requested_call};
+use crate::client_calls::REQUEST_CREDENTIAL_FUNCTION;
+use crate::flow::function_calls::handle_function_calls;
+use crate::step::Step;
 
 pub(super) async fn process(step: &Step) -> Result<Vec<Event>> {
     let mut events = Vec::new();
