@@ -72,11 +72,11 @@ impl Event {
     /// Inside a run, prefer [`InvocationContext::new_event`](crate::InvocationContext::new_event),
     /// which uses the run's id generator and clock and fills in the branch.
     pub fn new(invocation_id: InvocationId, author: impl Into<String>) -> Self {
-        Self::with_seams(invocation_id, author, &UuidIdGen, &SystemClock)
+        Self::with_ids_and_clock(invocation_id, author, &UuidIdGen, &SystemClock)
     }
 
     /// An event with its id and timestamp taken from `ids` and `clock`.
-    pub fn with_seams(
+    pub fn with_ids_and_clock(
         invocation_id: InvocationId,
         author: impl Into<String>,
         ids: &dyn IdGen,

@@ -1,6 +1,6 @@
 //! What every agent of this crate shares: its identity and sub-agents, the before/after-agent
-//! callbacks that run around its body (seed 002's agent lifecycle), and, in a resumable
-//! invocation, pausing after long-running calls and the checkpoints of its progress (seed 001).
+//! callbacks that run around its body (the agent lifecycle), and, in a resumable
+//! invocation, pausing after long-running calls and the checkpoints of its progress.
 
 use std::sync::Arc;
 
@@ -9,8 +9,8 @@ use adk_core::{Agent, CallbackContext, Content, Event, EventStream, InvocationCo
 use async_stream::try_stream;
 use serde_json::Value;
 
-use crate::callbacks::{AfterAgentCallback, BeforeAgentCallback, first_some};
-use crate::next_boxed::next_boxed;
+use crate::callbacks::{AfterAgentCallback, BeforeAgentCallback, first_answer};
+use crate::next_on_heap::next_on_heap;
 use crate::plugin::Plugins;
 
 /// An agent's name, description, sub-agents and lifecycle callbacks.
@@ -99,7 +99,7 @@ impl AgentBase {
                 }
             }
             if skipped_with.is_none() {
-                skipped_with = first_some(&before, |callback| callback(&callback_ctx))?;
+                skipped_with = first_answer(&before, |callback| callback(&callback_ctx))?;
             }
             let ends_run = skipped_with.is_some();
             if let Some(event) = callback_event(&ctx, &callback_ctx, skipped_with) {
@@ -111,7 +111,7 @@ impl AgentBase {
             let mut paused_here = false;
             if !ctx.is_ended() {
                 let mut events = body(ctx.clone());
-                while let Some(event) = next_boxed(&mut events).await {
+                while let Some(event) = next_on_heap(&mut events).await {
                     match event {
                         Ok(event) => {
                             if ctx.should_pause_after(&event) {
@@ -142,7 +142,7 @@ impl AgentBase {
                     }
                 }
                 if added.is_none() {
-                    added = first_some(&after, |callback| callback(&callback_ctx))?;
+                    added = first_answer(&after, |callback| callback(&callback_ctx))?;
                 }
                 if let Some(event) = callback_event(&ctx, &callback_ctx, added) {
                     yield event;

@@ -140,8 +140,8 @@ impl std::fmt::Debug for ToolCallbacks {
     }
 }
 
-/// Calls `callbacks` in order until one returns `Some`.
-pub(crate) fn first_some<C, T>(
+/// Calls `callbacks` in order until one answers (returns `Some`), and returns that answer.
+pub(crate) fn first_answer<C, T>(
     callbacks: &[C],
     mut call: impl FnMut(&C) -> Result<Option<T>>,
 ) -> Result<Option<T>> {

@@ -13,7 +13,7 @@ mod instruction_template;
 mod live_events;
 mod llm_agent;
 mod mode;
-mod next_boxed;
+mod next_on_heap;
 mod node_paths;
 mod overflow;
 mod planner;

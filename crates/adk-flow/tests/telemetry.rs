@@ -51,7 +51,7 @@ async fn run_invocation(agent: Arc<dyn Agent>, message: &str) {
     let clock = Arc::new(StepClock::default());
     let invocation_id = ids.invocation_id();
     let mut session = Session::new(SessionKey::new("app", "user", "session_1"));
-    let user_event = Event::with_seams(
+    let user_event = Event::with_ids_and_clock(
         invocation_id.clone(),
         USER_AUTHOR,
         ids.as_ref(),

@@ -25,7 +25,7 @@ pub const DEFAULT_FORMAT_INSTRUCTIONS: &str = r#"Answer with the plan in this XM
   </task>
 </tasks>"#;
 
-/// The analyzer's prompt (the seed's `AnalyzerConfig`) and how often it is asked.
+/// The analyzer's prompt (dspy-go's `AnalyzerConfig`) and how often it is asked.
 ///
 /// The instruction the model gets is the base instruction, the format instructions, the
 /// considerations as a list, and the registered processors with their descriptions.
@@ -48,7 +48,7 @@ pub struct AnalyzerConfig {
     /// Extra points to consider.
     pub considerations: Vec<String>,
     /// Demonstrations, as `(request, plan)` pairs: each is shown to the model as an earlier
-    /// request and its answer before the real request (the seed's demos). Small models follow a
+    /// request and its answer before the real request (dspy-go's demos). Small models follow a
     /// demonstrated plan far more reliably than a described one.
     pub examples: Vec<(String, String)>,
     /// Sampling settings of its model calls.

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-/// How a failed task is tried again (the seed's `RetryConfig`): up to `max_attempts` attempts in
+/// How a failed task is tried again (dspy-go's `RetryConfig`): up to `max_attempts` attempts in
 /// all, waiting `initial_backoff` before the second, and `backoff_multiplier` times longer before
 /// each one after.
 ///
@@ -26,7 +26,7 @@ pub struct RetryConfig {
 }
 
 impl Default for RetryConfig {
-    /// One attempt, no retry: the seed retries only when a retry config is given.
+    /// One attempt, no retry: dspy-go retries only when a retry config is given.
     fn default() -> Self {
         Self::new(1)
     }
@@ -66,7 +66,7 @@ impl RetryConfig {
     }
 }
 
-/// How the orchestrator runs the tasks of a plan (the seed's `OrchestrationConfig`).
+/// How the orchestrator runs the tasks of a plan (dspy-go's `OrchestrationConfig`).
 ///
 /// ```
 /// use std::time::Duration;

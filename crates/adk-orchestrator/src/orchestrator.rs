@@ -1,4 +1,4 @@
-//! [`FlexibleOrchestrator`]: the planning orchestrator of the seed as an agent. It asks the
+//! [`FlexibleOrchestrator`]: the planning orchestrator of dspy-go as an agent. It asks the
 //! analyzer for a plan, parses it, orders it into phases, runs the phases in order and the tasks
 //! of a phase at the same time, and reports the outcome in events and in the session state.
 
@@ -30,7 +30,7 @@ pub const DEFAULT_RESULT_KEY: &str = "orchestrator_result";
 
 /// Breaks a request into tasks with a model, and runs them with registered processors.
 ///
-/// A run, as the seed's `Process`:
+/// A run, as dspy-go's `Process`:
 ///
 /// 1. **Analysis.** The analyzer model gets the user's message and an instruction built from
 ///    the [`AnalyzerConfig`] and the registered processors, and answers with a plan in XML. Its
@@ -96,7 +96,7 @@ impl FlexibleOrchestrator {
         }
     }
 
-    /// The processor registered as `processor_type` (the seed's `GetProcessor`).
+    /// The processor registered as `processor_type` (dspy-go's `GetProcessor`).
     pub fn processor(&self, processor_type: &str) -> Option<&Arc<dyn TaskProcessor>> {
         self.processors
             .iter()
@@ -460,7 +460,7 @@ impl FlexibleOrchestratorBuilder {
         self
     }
 
-    /// Registers `processor` for the tasks whose processor is `processor_type` (the seed's
+    /// Registers `processor` for the tasks whose processor is `processor_type` (dspy-go's
     /// `RegisterProcessor`); a later registration of the same name replaces an earlier one.
     pub fn processor(
         self,

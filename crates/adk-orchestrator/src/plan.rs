@@ -120,7 +120,7 @@ impl Default for DependencyPlanCreator {
 }
 
 impl DependencyPlanCreator {
-    /// The limit when none is given, as in the seed.
+    /// The limit when none is given, as in dspy-go.
     pub const DEFAULT_MAX_TASKS_PER_PHASE: usize = 10;
 
     /// A planner with at most `max_tasks_per_phase` tasks per phase; 0 means the default of 10.

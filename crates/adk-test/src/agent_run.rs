@@ -47,7 +47,7 @@ impl AgentRun {
         let mut services = Services::default();
         services.ids = ids.clone();
         services.clock = clock.clone();
-        let user_event = Event::with_seams(
+        let user_event = Event::with_ids_and_clock(
             invocation_id.clone(),
             USER_AUTHOR,
             ids.as_ref(),

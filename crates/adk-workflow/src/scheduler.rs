@@ -495,7 +495,7 @@ async fn checkpoint<'a>(
 /// An event of the workflow itself, outside every node (`nodeInfo.path` empty), on its branch.
 fn raw_event(workflow: &Workflow, ctx: &NodeContext) -> Event {
     let invocation = ctx.invocation();
-    Event::with_seams(
+    Event::with_ids_and_clock(
         invocation.invocation_id().clone(),
         workflow.name(),
         invocation.ids(),

@@ -216,7 +216,7 @@ impl InvocationContext {
     /// A new event of this agent in this invocation, branch, node run and isolation scope, with an
     /// id and timestamp from the run's id generator and clock.
     pub fn new_event(&self) -> Event {
-        let mut event = Event::with_seams(
+        let mut event = Event::with_ids_and_clock(
             self.invocation_id().clone(),
             self.agent_name(),
             self.ids(),

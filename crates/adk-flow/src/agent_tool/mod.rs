@@ -218,7 +218,7 @@ fn child_invocation(
     });
     // The message opens the child session, as the runner stores a user's message.
     let invocation_id = parent.ids().invocation_id();
-    let message_event = Event::with_seams(
+    let message_event = Event::with_ids_and_clock(
         invocation_id.clone(),
         USER_AUTHOR,
         parent.ids(),

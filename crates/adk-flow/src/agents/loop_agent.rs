@@ -10,7 +10,7 @@ use serde_json::json;
 use super::sequential::CURRENT_SUB_AGENT;
 use crate::agent_builder::{agent_base_accessors, agent_base_builder_methods};
 use crate::agent_lifecycle::{AgentBase, checkpoint, ended, resumed_state};
-use crate::next_boxed::next_boxed;
+use crate::next_on_heap::next_on_heap;
 
 /// The key of a loop agent's checkpoint that counts the rounds done (ADK's `times_looped`).
 const TIMES_LOOPED: &str = "times_looped";
@@ -78,7 +78,7 @@ impl Agent for LoopAgent {
                         let mut escalated = false;
                         let mut paused = false;
                         let mut events = child.clone().run(ctx.with_agent(child.clone()));
-                        while let Some(event) = next_boxed(&mut events).await {
+                        while let Some(event) = next_on_heap(&mut events).await {
                             let event = event?;
                             escalated |= event.actions.escalate == Some(true);
                             paused |= ctx.should_pause_after(&event);

@@ -1,4 +1,4 @@
-//! The agents of seed 002 besides `LlmAgent`: custom agents from a closure, and the workflow
+//! The agents besides `LlmAgent`: custom agents from a closure, and the workflow
 //! agents that run their sub-agents in sequence, in parallel, or in a loop.
 
 mod custom;

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::agent_builder::{agent_base_accessors, agent_base_builder_methods};
 use crate::agent_lifecycle::{AgentBase, checkpoint, ended, resumed_state};
-use crate::next_boxed::next_boxed;
+use crate::next_on_heap::next_on_heap;
 
 /// Runs its sub-agents concurrently and yields their events as they come. Each child runs on the
 /// branch `parallel_name.child_name` below the current one, so the children do not see each
@@ -51,7 +51,7 @@ impl Agent for ParallelAgent {
                     })
                     .collect::<Vec<_>>();
                 let mut events = futures::stream::select_all(streams);
-                while let Some(event) = next_boxed(&mut events).await {
+                while let Some(event) = next_on_heap(&mut events).await {
                     yield *event?;
                 }
             })

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::agent_builder::{agent_base_accessors, agent_base_builder_methods};
 use crate::agent_lifecycle::{AgentBase, checkpoint, ended, resumed_state};
-use crate::next_boxed::next_boxed;
+use crate::next_on_heap::next_on_heap;
 
 /// The key of a workflow agent's checkpoint that names the child running (ADK's
 /// `current_sub_agent`).
@@ -59,7 +59,7 @@ impl Agent for SequentialAgent {
                     resuming = false;
                     let mut paused = false;
                     let mut events = child.clone().run(ctx.with_agent(child));
-                    while let Some(event) = next_boxed(&mut events).await {
+                    while let Some(event) = next_on_heap(&mut events).await {
                         let event = event?;
                         paused |= ctx.should_pause_after(&event);
                         yield *event;

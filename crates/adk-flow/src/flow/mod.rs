@@ -1,9 +1,11 @@
-//! The LLM flow of seed 000 (`base_flow`): [`run`] loops [`run_one_step`] until the agent gives a
+//! The LLM flow (ADK's `base_flow`): [`run`] loops [`run_one_step`] until the agent gives a
 //! final response, transfers, or the invocation ends.
 //!
-//! A step reads top to bottom as the seed's steps: build the request, preprocess it, call the model,
-//! postprocess each response, finalize the model-response event, handle its function calls, ask for
-//! confirmations, emit structured output, and transfer to the chosen agent.
+//! A step reads top to bottom as ADK's: prepare the request, resume the calls the user answered
+//! (`resume`), preprocess the request, call the model, postprocess each response, finalize the
+//! model-response event, handle its function calls, ask for credentials and confirmations, emit
+//! structured output, and transfer to the chosen agent. `agent` runs the flow as the agent's
+//! `Agent::run`.
 
 mod agent;
 mod function_calls;
@@ -25,16 +27,16 @@ use tracing::Instrument as _;
 
 use crate::LlmAgent;
 use crate::client_calls;
-use crate::next_boxed::next_boxed;
+use crate::next_on_heap::next_on_heap;
 use crate::overflow::OverflowCompaction;
 use crate::processors;
 use crate::step::Step;
 use function_calls::handle_function_calls;
-use steps::Steps;
+use steps::StepLoop;
 
 /// Runs the agent's steps until one ends the flow.
 pub(crate) fn run(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
-    Box::pin(Steps::new(agent, ctx))
+    Box::pin(StepLoop::new(agent, ctx))
 }
 
 /// One step: one model call and the tool calls it asks for.
@@ -122,7 +124,7 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                 let answer = Arc::new(parking_lot::Mutex::new(None));
                 let mut events =
                     crate::task::run_single_turn_call(&ctx, call, target.clone(), answer.clone());
-                while let Some(event) = next_boxed(&mut events).await {
+                while let Some(event) = next_on_heap(&mut events).await {
                     yield *event?;
                 }
                 answers.extend(answer.lock().take());
@@ -137,7 +139,7 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             .await?
             else {
                 let mut events = crate::task::run_task_calls(&ctx, &delegations.tasks);
-                while let Some(event) = next_boxed(&mut events).await {
+                while let Some(event) = next_on_heap(&mut events).await {
                     yield *event?;
                 }
                 if ctx.is_ended() {
@@ -166,7 +168,7 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                 Err::<(), _>(error)?;
             }
             let mut events = crate::task::run_task_calls(&ctx, &delegations.tasks);
-            while let Some(event) = next_boxed(&mut events).await {
+            while let Some(event) = next_on_heap(&mut events).await {
                 yield *event?;
             }
             if ctx.is_ended() {
@@ -179,7 +181,7 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
                     .clone()
                     .run(ctx.with_agent(next).with_node_path(path))
                     .in_span(call_llm_span.clone());
-                while let Some(event) = next_boxed(&mut events).await {
+                while let Some(event) = next_on_heap(&mut events).await {
                     yield *event?;
                 }
                 return;

@@ -1,4 +1,4 @@
-//! `call_llm` of seed 000: the model call with its before-, after- and on-error callbacks.
+//! `call_llm`: the model call with its before-, after- and on-error callbacks.
 
 use adk_core::internal::InvocationControl as _;
 use adk_core::{CallbackContext, LlmRequest, LlmResponse, Result};
@@ -8,15 +8,15 @@ use tracing::Instrument as _;
 
 use super::Step;
 use crate::agent_tool::GROUNDING_METADATA_KEY;
-use crate::callbacks::first_some;
-use crate::next_boxed::next_boxed;
+use crate::callbacks::first_answer;
+use crate::next_on_heap::next_on_heap;
 use crate::plugin::Plugins;
 
 /// Calls the model, unless a before-model plugin or callback answers instead. Each response passes
 /// the after-model hooks; a failure passes the on-model-error hooks, which may recover. At each hook
 /// the plugins run first.
 ///
-/// The responses come boxed, and are held boxed here (see [`next_boxed`]): the step holds each
+/// The responses come boxed, and are held boxed here (see [`next_on_heap`]): the step holds each
 /// across several awaits.
 pub(super) fn call_llm<'a>(
     step: &'a Step,
@@ -34,7 +34,7 @@ pub(super) fn call_llm<'a>(
             }
         }
         if answered.is_none() {
-            answered = first_some(&callbacks.before_model, |callback| callback(callback_ctx, &mut request))?
+            answered = first_answer(&callbacks.before_model, |callback| callback(callback_ctx, &mut request))?
                 .map(Box::new);
         }
         if let Some(response) = answered {
@@ -54,7 +54,7 @@ pub(super) fn call_llm<'a>(
         let mut responses = model_call
             .span()
             .in_scope(|| step.model.generate(request, mode));
-        while let Some(result) = next_boxed(&mut responses).instrument(model_call.span().clone()).await {
+        while let Some(result) = next_on_heap(&mut responses).instrument(model_call.span().clone()).await {
             match &result {
                 Ok(response) => model_call.record_response(response),
                 Err(error) => model_call.record_error(error),
@@ -74,7 +74,7 @@ pub(super) fn call_llm<'a>(
                             }
                         }
                         if recovered.is_none() {
-                            recovered = first_some(&callbacks.on_model_error, |callback| {
+                            recovered = first_answer(&callbacks.on_model_error, |callback| {
                                 callback(callback_ctx, request, &error)
                             })?
                             .map(Box::new);
@@ -96,7 +96,7 @@ pub(super) fn call_llm<'a>(
                 }
             }
             if replaced.is_none() {
-                replaced = first_some(&callbacks.after_model, |callback| callback(callback_ctx, &response))?
+                replaced = first_answer(&callbacks.after_model, |callback| callback(callback_ctx, &response))?
                     .map(Box::new);
             }
             yield replaced.unwrap_or(response);

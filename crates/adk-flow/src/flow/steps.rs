@@ -16,7 +16,7 @@ use crate::processors;
 
 /// The events of the agent's steps, run one after another until one gives a final response,
 /// transfers, or ends the invocation, or fails.
-pub(super) struct Steps {
+pub(super) struct StepLoop {
     agent: Arc<LlmAgent>,
     ctx: InvocationContext,
     /// The running step; `None` once the flow ended.
@@ -25,7 +25,7 @@ pub(super) struct Steps {
     outcome: StepOutcome,
 }
 
-impl Steps {
+impl StepLoop {
     pub(super) fn new(agent: Arc<LlmAgent>, ctx: InvocationContext) -> Self {
         let step = run_one_step(agent.clone(), ctx.clone());
         Self {
@@ -37,7 +37,7 @@ impl Steps {
     }
 }
 
-impl Stream for Steps {
+impl Stream for StepLoop {
     type Item = Result<Event>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {

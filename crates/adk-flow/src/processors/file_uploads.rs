@@ -3,7 +3,7 @@
 //!
 //! The request's contents are the session history, which the `contents` processor converts event
 //! by event and caches; it applies [`clean_content`] to each event once as it converts it, so that
-//! this last step of the seed costs nothing per model call instead of a scan of the whole history.
+//! this last request processor costs nothing per model call instead of a scan of the whole history.
 
 use adk_core::{Content, PartData};
 

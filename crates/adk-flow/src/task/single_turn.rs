@@ -62,7 +62,7 @@ struct Injected {
 
 impl Injected {
     fn put(ctx: &InvocationContext, content: Content) -> Self {
-        let mut event = Event::with_seams(
+        let mut event = Event::with_ids_and_clock(
             ctx.invocation_id().clone(),
             USER_AUTHOR,
             ctx.ids(),

@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use tracing::Instrument as _;
 
 use super::{ToolInvoker, ToolMap, repeated};
-use crate::callbacks::first_some;
+use crate::callbacks::first_answer;
 use crate::plugin::Plugins;
 
 /// What one call gave: its response part (none for a long-running tool that gave no result yet),
@@ -153,7 +153,7 @@ impl Hooks<'_> {
         let Some(callbacks) = self.callbacks else {
             return Ok(None);
         };
-        first_some(&callbacks.before, |callback| callback(self.ctx, tool, args))
+        first_answer(&callbacks.before, |callback| callback(self.ctx, tool, args))
     }
 
     async fn after(&self, tool: &dyn Tool, args: &Value, result: &Value) -> Result<Option<Value>> {
@@ -165,7 +165,7 @@ impl Hooks<'_> {
         let Some(callbacks) = self.callbacks else {
             return Ok(None);
         };
-        first_some(&callbacks.after, |callback| {
+        first_answer(&callbacks.after, |callback| {
             callback(self.ctx, tool, args, result)
         })
     }
@@ -184,7 +184,7 @@ impl Hooks<'_> {
             }
         }
         if let Some(callbacks) = self.callbacks
-            && let Some(recovered) = first_some(&callbacks.on_error, |callback| {
+            && let Some(recovered) = first_answer(&callbacks.on_error, |callback| {
                 callback(self.ctx, tool, args, &error)
             })?
         {

@@ -1,10 +1,10 @@
-//! [`XmlError`]: why an analyzer's answer could not be read as a plan, with the seed's codes.
+//! [`XmlError`]: why an analyzer's answer could not be read as a plan, with dspy-go's codes.
 
 use std::fmt;
 
 use serde_json::{Map, Value};
 
-/// Which step of reading a plan failed, with the codes of the seed (`ErrNoTasksSection`,
+/// Which step of reading a plan failed, with dspy-go's codes (`ErrNoTasksSection`,
 /// `ErrInvalidXML`, `ErrMalformedTasks`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -1,5 +1,5 @@
 //! Reading an analyzer's answer as tasks: the [`TaskParser`] contract, the [`XmlTaskParser`] that
-//! reads the seed's XML plan format, its [`XmlNormalizer`], and [`XmlError`] with the seed's codes.
+//! reads dspy-go's XML plan format, its [`XmlNormalizer`], and [`XmlError`] with dspy-go's codes.
 //!
 //! The format, as the analyzer is asked to write it:
 //!
@@ -54,7 +54,7 @@ pub trait TaskParser: Send + Sync {
 #[derive(Debug, Clone)]
 pub struct XmlTaskParser {
     /// The fields every task must have, besides its id: any of `type`, `processor` and
-    /// `description` (the seed's `RequiredFields`; by default `type` and `processor`).
+    /// `description` (dspy-go's `RequiredFields`; by default `type` and `processor`).
     pub required_fields: Vec<String>,
     normalize: bool,
 }

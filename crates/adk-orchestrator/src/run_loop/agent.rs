@@ -8,7 +8,7 @@ use adk_tool::{IntoTool, Tool};
 
 use super::{DefaultStrategy, IntoLoopStrategy, LoopConfig, LoopStrategy};
 
-/// An agent that runs the seed's configurable loop: each iteration the [`LoopStrategy`] builds a
+/// An agent that runs dspy-go's configurable loop: each iteration the [`LoopStrategy`] builds a
 /// request from the conversation, calls the model and reads its answer; the loop runs the tools
 /// the answer calls and goes on until the strategy says stop, the iteration limit or the token
 /// budget is reached, an error occurs, or the invocation is cancelled ([`StopReason`](super::StopReason)).

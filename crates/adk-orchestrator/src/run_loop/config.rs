@@ -53,7 +53,7 @@ pub enum LoopEvent {
     Stopped(LoopResult),
 }
 
-/// The limits and hooks of a run of the loop (the seed's `LoopConfig`).
+/// The limits and hooks of a run of the loop (dspy-go's `LoopConfig`).
 ///
 /// ```
 /// use std::time::Duration;

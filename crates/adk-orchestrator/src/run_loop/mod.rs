@@ -1,4 +1,4 @@
-//! The configurable agent run loop of the seed: a [`LoopStrategy`] (prepare the request, call the
+//! The configurable agent run loop of dspy-go: a [`LoopStrategy`] (prepare the request, call the
 //! model, parse the answer, decide whether to go on, say how tools are used) with a
 //! [`DefaultStrategy`]; a [`LoopConfig`] (context transform, event hook, tool concurrency and
 //! timeout, iteration limit, token budget); a [`LoopResult`] with the six [`StopReason`]s and the

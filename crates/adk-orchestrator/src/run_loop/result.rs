@@ -1,4 +1,4 @@
-//! [`LoopResult`]: how a run of the loop ended, with the seed's stop reasons and token usage.
+//! [`LoopResult`]: how a run of the loop ended, with dspy-go's stop reasons and token usage.
 
 use std::fmt;
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// The key of the loop's result in the `customMetadata` of its last event.
 pub const LOOP_METADATA_KEY: &str = "run_loop";
 
-/// Why the loop stopped: the seed's six stop reasons.
+/// Why the loop stopped: dspy-go's six stop reasons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -29,7 +29,7 @@ pub enum StopReason {
 }
 
 impl StopReason {
-    /// The reason as the seed spells it (`finish`, `max_iterations`, ...).
+    /// The reason as dspy-go spells it (`finish`, `max_iterations`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Finish => "finish",
@@ -80,7 +80,7 @@ impl TokenUsage {
     }
 }
 
-/// How a run of the loop ended (the seed's `LoopResult`): why it stopped, after how many
+/// How a run of the loop ended (dspy-go's `LoopResult`): why it stopped, after how many
 /// iterations, with how many tokens, and the final answer or the error.
 ///
 /// The loop writes it to the `customMetadata` of its last event under [`LOOP_METADATA_KEY`];

@@ -1,4 +1,4 @@
-//! [`LoopStrategy`]: how the loop talks to the model (the seed's five steps), and the
+//! [`LoopStrategy`]: how the loop talks to the model (dspy-go's five steps), and the
 //! [`DefaultStrategy`] for models with function calling.
 
 use std::sync::Arc;
@@ -27,7 +27,7 @@ pub struct RequestInput<'a> {
     pub config: &'a GenerateContentConfig,
 }
 
-/// What the model's answer asks the loop to do (the seed's `LoopAction`).
+/// What the model's answer asks the loop to do (dspy-go's `LoopAction`).
 #[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub struct LoopAction {
@@ -54,7 +54,7 @@ pub enum ToolUsePolicy {
     Disabled,
 }
 
-/// How the loop talks to the model (the seed's `LoopStrategy`): it builds the request, owns the
+/// How the loop talks to the model (dspy-go's `LoopStrategy`): it builds the request, owns the
 /// call, reads the answer, decides whether to go on, and says how tools are used. It may also
 /// react to a context overflow.
 #[async_trait]

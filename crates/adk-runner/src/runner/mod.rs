@@ -229,7 +229,7 @@ impl Runner {
                 .await?;
         actions.rewind_before_invocation_id = Some(before_invocation_id.clone());
         let ids = inner.services.ids.as_ref();
-        let event = Event::with_seams(
+        let event = Event::with_ids_and_clock(
             ids.invocation_id(),
             USER_AUTHOR,
             ids,

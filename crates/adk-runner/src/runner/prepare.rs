@@ -269,7 +269,7 @@ impl Inner {
         } else {
             None
         };
-        let mut event = Event::with_seams(
+        let mut event = Event::with_ids_and_clock(
             ctx.invocation_id().clone(),
             USER_AUTHOR,
             ctx.ids(),

@@ -10,7 +10,7 @@ use adk_core::Result;
 use futures::{Stream, StreamExt as _};
 
 /// The next item of `items`, its value boxed.
-pub(crate) async fn next_boxed<S, T>(items: &mut S) -> Option<Result<Box<T>>>
+pub(crate) async fn next_on_heap<S, T>(items: &mut S) -> Option<Result<Box<T>>>
 where
     S: Stream<Item = Result<T>> + Unpin,
 {
