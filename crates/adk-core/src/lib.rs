@@ -4,7 +4,6 @@
 mod agent;
 mod base64_bytes;
 mod content;
-mod context;
 mod error;
 mod event;
 mod ids;
@@ -25,18 +24,18 @@ pub mod testing;
 /// release.
 #[doc(hidden)]
 pub mod internal {
-    pub use crate::context::AgentProgress;
-    pub use crate::context::control::InvocationControl;
+    pub use crate::agent::context::AgentProgress;
+    pub use crate::agent::context::control::InvocationControl;
 }
 
+pub use agent::context::{
+    CallbackContext, DEFAULT_MAX_TOOL_RESULT_BYTES, InvocationContext, InvocationContextBuilder,
+    ReadonlyContext, RunConfig, Services,
+};
 pub use agent::{Agent, AgentTree, EventStream, IntoAgent, USER_AUTHOR};
 pub use content::{
     Blob, CodeExecutionResult, Content, ExecutableCode, FileData, FunctionCall, FunctionResponse,
     Language, Outcome, Part, PartData, Role,
-};
-pub use context::{
-    CallbackContext, DEFAULT_MAX_TOOL_RESULT_BYTES, InvocationContext, InvocationContextBuilder,
-    ReadonlyContext, RunConfig, Services,
 };
 pub use error::{BoxError, Error, ErrorKind, Result, cause_after};
 pub use event::{Event, EventActions, EventCompaction, ToolConfirmation};

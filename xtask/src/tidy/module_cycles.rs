@@ -7,97 +7,43 @@
 //! or around a loop, form a cycle: the code no longer reads in one direction, so the check
 //! reports each cycle with the line behind each of its edges. Test-only code does not count.
 //!
-//! A cycle that cannot be broken without merging two cohesive modules into one is listed in
-//! [`ACCEPTED`] with the reason; a listed cycle that grows is reported, and a test holds the list
-//! to cycles that still exist.
+//! Two modules whose types name each other (an agent and the context it runs in) are no
+//! exception: one lives inside the other, as a child may use its parent.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::modules::{ModulePath, ModuleTree, Reference};
-use super::{Violation, display_path, relative_to};
+use super::{Violation, display_path};
 
 /// The directories whose crates are checked: each `*/src/lib.rs` and `*/src/main.rs` under
 /// them is a crate root (and `xtask/src` itself).
 const CRATE_DIRS: &[&str] = &["crates", "examples"];
 
-/// A module cycle the check accepts, and why it stays.
-#[derive(Debug, Clone, Copy)]
-pub struct AcceptedCycle {
-    /// The package's directory, relative to the workspace root (`crates/adk-core`).
-    pub package: &'static str,
-    /// The modules' parent, as a path below the crate root (`""` for the root itself).
-    pub parent: &'static str,
-    /// The modules of the cycle, sorted by name.
-    pub modules: &'static [&'static str],
-    /// Why the cycle stays.
-    pub why: &'static str,
-}
-
-/// The cycles that stay, each with its reason.
-pub const ACCEPTED: &[AcceptedCycle] = &[AcceptedCycle {
-    package: "crates/adk-core",
-    parent: "",
-    modules: &["agent", "context"],
-    why: "`Agent::run` takes the invocation context and the context holds the agent it runs: \
-          the design's agent and invocation context name each other",
-}];
-
 /// How many re-exports a path may pass through before resolution gives up (a re-export loop is
 /// a compile error, so only malformed input reaches this).
 const MAX_REEXPORT_DEPTH: usize = 16;
 
-/// Runs the module-cycle check on every crate of the workspace at `root`: every cycle not in
-/// [`ACCEPTED`] is a violation, as is a crate that cannot be read.
+/// Runs the module-cycle check on every crate of the workspace at `root`: every cycle is a
+/// violation, as is a crate that cannot be read.
 pub fn check(root: &Path) -> Vec<Violation> {
     let (cycles, mut violations) = cycles(root);
-    violations.extend(
-        cycles
-            .into_iter()
-            .filter(|(package, cycle)| !is_accepted(package, cycle))
-            .map(|(_, cycle)| cycle.violation),
-    );
+    violations.extend(cycles.into_iter().map(|cycle| cycle.violation));
     violations
 }
 
-/// Every module cycle of the workspace at `root`, each with its package's directory (relative
-/// to `root`), and a violation for each crate that cannot be read.
-pub fn cycles(root: &Path) -> (Vec<(String, Cycle)>, Vec<Violation>) {
+/// Every module cycle of the workspace at `root`, and a violation for each crate that cannot be
+/// read.
+pub fn cycles(root: &Path) -> (Vec<Cycle>, Vec<Violation>) {
     let mut cycles = Vec::new();
     let mut violations = Vec::new();
     for root_file in crate_roots(root) {
         match ModuleTree::read(root, &root_file) {
-            Ok(tree) => {
-                let package = package_of(root, &root_file);
-                cycles.extend(
-                    check_tree(&tree)
-                        .into_iter()
-                        .map(|cycle| (package.clone(), cycle)),
-                );
-            }
+            Ok(tree) => cycles.extend(check_tree(&tree)),
             Err(err) => violations.push(Violation::new(err.file, err.line, err.message)),
         }
     }
     (cycles, violations)
-}
-
-/// Whether [`ACCEPTED`] lists `cycle` of `package` exactly (a cycle that grew is not accepted).
-pub fn is_accepted(package: &str, cycle: &Cycle) -> bool {
-    ACCEPTED.iter().any(|accepted| {
-        accepted.package == package
-            && accepted.parent == cycle.parent.join("::")
-            && accepted.modules == cycle.modules.as_slice()
-    })
-}
-
-/// The package directory of a crate root file (`crates/adk-core` for
-/// `crates/adk-core/src/lib.rs`), with `/` separators.
-fn package_of(root: &Path, root_file: &Path) -> String {
-    let package = root_file
-        .parent()
-        .and_then(Path::parent)
-        .unwrap_or(root_file);
-    display_path(&relative_to(root, package))
 }
 
 /// The crate root files of the workspace at `root`, sorted.

@@ -1,4 +1,9 @@
-//! The [`Agent`] trait and the [`AgentTree`] index that answers "who is this agent's parent?".
+//! The [`Agent`] trait and the [`AgentTree`] index that answers "who is this agent's parent?";
+//! below it, [`context`]: the invocation context an agent runs in, which holds the agent it runs
+//! (the two name each other, so the context lives inside the agent's module rather than beside
+//! it).
+
+pub(crate) mod context;
 
 use std::any::Any;
 use std::collections::HashMap;
