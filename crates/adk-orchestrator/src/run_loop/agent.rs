@@ -2,13 +2,16 @@
 
 use std::sync::Arc;
 
-use adk_core::{Error, ErrorKind, GenerateContentConfig, IntoLlm, Llm, Result};
+use adk_core::{
+    Agent, Error, ErrorKind, EventStream, GenerateContentConfig, IntoLlm, InvocationContext, Llm,
+    Result,
+};
 use adk_flow::ToolCallbacks;
 use adk_tool::{IntoTool, Tool};
 
 use super::{DefaultStrategy, IntoLoopStrategy, LoopConfig, LoopStrategy};
 
-/// An agent that runs dspy-go's configurable loop: each iteration the [`LoopStrategy`] builds a
+/// An agent that runs the seed's configurable loop: each iteration the [`LoopStrategy`] builds a
 /// request from the conversation, calls the model and reads its answer; the loop runs the tools
 /// the answer calls and goes on until the strategy says stop, the iteration limit or the token
 /// budget is reached, an error occurs, or the invocation is cancelled ([`StopReason`](super::StopReason)).
@@ -64,6 +67,21 @@ impl RunLoopAgent {
     /// The loop's limits and hooks.
     pub fn config(&self) -> &LoopConfig {
         &self.config
+    }
+}
+
+impl Agent for RunLoopAgent {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn run(self: Arc<Self>, ctx: InvocationContext) -> EventStream {
+        let ctx = ctx.with_agent(self.clone());
+        adk_telemetry::trace_agent(ctx.clone(), super::run::run(self, ctx))
     }
 }
 

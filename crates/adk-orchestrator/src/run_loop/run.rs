@@ -1,11 +1,10 @@
-//! One run of the loop, as the [`RunLoopAgent`]'s `Agent::run`: iterate (transform the history,
-//! prepare the request, call the model, parse the answer, run its tools) until a stop reason
-//! holds, then report the result.
+//! One run of the loop: iterate (transform the history, prepare the request, call the model,
+//! parse the answer, run its tools) until a stop reason holds, then report the result.
 
 use std::sync::Arc;
 
 use adk_core::{
-    Agent, Content, Error, ErrorKind, Event, EventStream, FunctionDeclaration, InvocationContext,
+    Content, Error, ErrorKind, Event, EventStream, FunctionDeclaration, InvocationContext,
 };
 use adk_flow::{ToolMap, assign_call_ids};
 use adk_telemetry::InstrumentStream as _;
@@ -44,21 +43,6 @@ impl Stop {
             error: Some(error),
             final_event: None,
         }
-    }
-}
-
-impl Agent for RunLoopAgent {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn run(self: Arc<Self>, ctx: InvocationContext) -> EventStream {
-        let ctx = ctx.with_agent(self.clone());
-        adk_telemetry::trace_agent(ctx.clone(), run(self, ctx))
     }
 }
 
