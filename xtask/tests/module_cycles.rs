@@ -27,7 +27,7 @@ fn cycle_members(root: &Path) -> Vec<String> {
     assert_eq!(unreadable, []);
     found
         .iter()
-        .map(|(_, cycle)| format!("{}: {}", cycle.parent.join("::"), cycle.modules.join(", ")))
+        .map(|cycle| format!("{}: {}", cycle.parent.join("::"), cycle.modules.join(", ")))
         .collect()
 }
 
