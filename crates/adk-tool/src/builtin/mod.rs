@@ -18,8 +18,12 @@ pub use load_artifacts::{DEFAULT_MAX_ARTIFACT_BYTES, LoadArtifactsArgs, LoadArti
 pub use load_memory::{LoadMemoryArgs, LoadMemoryTool};
 pub use preload_memory::PreloadMemoryTool;
 pub use provider::{
-    ProviderSide, ProviderTool, code_execution, google_search, mixes_with_functions, url_context,
+    ProviderTool, code_execution, google_search, mixes_with_functions, url_context,
 };
+
+// Defined with the `Tool` trait, whose `provider_side` reports it, and named here too beside the
+// provider-side tools that answer it.
+pub use crate::tool::ProviderSide;
 
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -5,22 +5,8 @@ use adk_core::{BuiltinTool, Error, ErrorKind, FunctionDeclaration, LlmRequest, R
 use async_trait::async_trait;
 use serde_json::Value;
 
+use crate::tool::ProviderSide;
 use crate::{Tool, ToolContext};
-
-/// How the flow treats a provider-side tool, as [`Tool::provider_side`] reports it.
-///
-/// Gemini before version 3 refuses a built-in tool in the same request as function declarations,
-/// so the flow refuses an agent that has one beside function tools (or agents to transfer to) on
-/// such a model, unless the tool asks to be wrapped: then the flow gives it to an agent of its own
-/// and offers that agent as a tool instead, as ADK does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ProviderSide {
-    /// The tool the provider runs.
-    pub tool: BuiltinTool,
-    /// Beside other tools, run it through an agent of its own instead of refusing the agent.
-    pub wrap_beside_other_tools: bool,
-}
 
 /// A tool the model's provider runs (Gemini's Google Search, URL context or code execution).
 ///
