@@ -1,4 +1,5 @@
-//! [`InvocationContextBuilder`]: how the runner (and a test) starts an invocation.
+//! [`InvocationContextBuilder`]: how the runner (and a test) starts an invocation, from
+//! [`InvocationContext::builder`].
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -11,6 +12,13 @@ use tokio_util::sync::CancellationToken;
 use super::invocation::Invocation;
 use super::{InvocationContext, RunConfig, Services};
 use crate::{Agent, AgentTree, Content, Error, ErrorKind, InvocationId, NodePath, Result, Session};
+
+impl InvocationContext {
+    /// Starts building the context for running `agent` on `session`.
+    pub fn builder(agent: impl crate::IntoAgent, session: Session) -> InvocationContextBuilder {
+        InvocationContextBuilder::new(agent.into_agent(), session)
+    }
+}
 
 /// Builds an [`InvocationContext`]; made by [`InvocationContext::builder`].
 #[must_use]
@@ -31,7 +39,7 @@ pub struct InvocationContextBuilder {
 }
 
 impl InvocationContextBuilder {
-    pub(super) fn new(agent: Arc<dyn Agent>, session: Session) -> Self {
+    fn new(agent: Arc<dyn Agent>, session: Session) -> Self {
         Self {
             agent,
             session,

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use parking_lot::{Mutex, RwLock};
 use tokio_util::sync::CancellationToken;
 
-use super::{InvocationContextBuilder, RunConfig, Services};
+use super::{RunConfig, Services};
 use crate::ids::{Clock, IdGen};
 use crate::{Agent, AgentTree, ArtifactService, Content, Event, InvocationId, MemoryService};
 use crate::{NodePath, Session, SessionKey, SessionService};
@@ -80,11 +80,6 @@ pub struct InvocationContext {
 }
 
 impl InvocationContext {
-    /// Starts building the context for running `agent` on `session`.
-    pub fn builder(agent: impl crate::IntoAgent, session: Session) -> InvocationContextBuilder {
-        InvocationContextBuilder::new(agent.into_agent(), session)
-    }
-
     /// The id of this invocation.
     pub fn invocation_id(&self) -> &InvocationId {
         &self.invocation.invocation_id
