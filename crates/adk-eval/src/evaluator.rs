@@ -8,7 +8,8 @@ use adk_core::{Agent, RunConfig, SessionService};
 use adk_session::{InMemoryArtifactService, InMemoryMemoryService, InMemorySessionService};
 use futures::{Stream, StreamExt as _};
 
-use crate::config::{Criterion, EvalConfig};
+use crate::config::EvalConfig;
+use crate::criterion::Criterion;
 use crate::error::EvalError;
 use crate::eval_set::{EvalCase, EvalSet, Invocation};
 use crate::inference::{Harness, Inference};

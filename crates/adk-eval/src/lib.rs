@@ -2,16 +2,17 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod config;
+mod criterion;
 mod error;
 mod eval_set;
 mod evaluator;
 mod inference;
-mod legacy;
 pub mod metrics;
 pub mod report;
 mod result;
 
-pub use config::{Criterion, EvalConfig, TEST_CONFIG_FILE};
+pub use config::{EvalConfig, TEST_CONFIG_FILE};
+pub use criterion::Criterion;
 pub use error::{EvalError, EvalErrorKind};
 pub use eval_set::{
     EvalCase, EvalSet, IntermediateData, Invocation, InvocationEvent, InvocationEvents, Rubric,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use adk_core::Session;
 use serde::{Deserialize, Serialize};
 
-use crate::config::Criterion;
+use crate::criterion::Criterion;
 use crate::error::EvalError;
 use crate::eval_set::Invocation;
 use crate::metrics::{EvalStatus, RubricScore};

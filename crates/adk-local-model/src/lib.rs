@@ -3,6 +3,7 @@
 
 mod commands;
 mod config;
+mod env;
 mod error;
 mod pins;
 mod process;
@@ -13,12 +14,14 @@ mod setup;
 use std::path::{Path, PathBuf};
 
 pub use config::{
-    DIR_ENV, GGUF_ENV, LLAMA_CPP_PYTHON, LLAMA_CPP_PYTHON_VERSION, Layout, LocalModelConfig,
-    ModelSource, PYTHON_ENV, SMOLLM2_GGUF, SMOLLM2_NAME, SMOLLM2_PACKAGE, SMOLLM2_VERSION,
-    ServerOptions, default_dir,
+    Layout, LocalModelConfig, ModelSource, SMOLLM2_GGUF, SMOLLM2_NAME, ServerOptions, default_dir,
 };
+pub use env::{DIR_ENV, GGUF_ENV, PYTHON_ENV};
 pub use error::{Error, Result};
-pub use pins::{CMAKE_VERSION, LLAMA_CPP_PYTHON_SHA256, NINJA_VERSION};
+pub use pins::{
+    CMAKE_VERSION, LLAMA_CPP_PYTHON, LLAMA_CPP_PYTHON_SHA256, LLAMA_CPP_PYTHON_VERSION,
+    NINJA_VERSION, SMOLLM2_PACKAGE, SMOLLM2_VERSION,
+};
 #[cfg(feature = "indicatif")]
 pub use progress::TerminalProgress;
 pub use progress::{NoProgress, Progress, ProgressEvent, Step};

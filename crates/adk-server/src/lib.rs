@@ -7,15 +7,17 @@ mod config;
 pub mod dev_ui;
 mod error;
 mod extract;
+mod names;
 mod routes;
 mod server;
+mod state;
 
 pub use config::{
     DEFAULT_ADMIN_SCOPE, DEFAULT_BODY_BUDGET, DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT,
-    DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_RETRY_AFTER, DEFAULT_SHUTDOWN_GRACE, DEFAULT_SPAN_BYTES,
-    DEFAULT_SPAN_CAPACITY, ServerConfig,
+    DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_SHUTDOWN_GRACE, DEFAULT_SPAN_BYTES, DEFAULT_SPAN_CAPACITY,
+    ServerConfig,
 };
-pub use error::{ApiError, ServerError};
+pub use error::{ApiError, DEFAULT_RETRY_AFTER, ServerError};
 pub use routes::{Access, RouteInfo};
 pub use server::{Server, ServerBuilder, shutdown_signal};
 

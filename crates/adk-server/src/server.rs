@@ -1,26 +1,21 @@
-//! [`Server`]: the apps, the settings and the shared state of a server; its router; serving with
-//! graceful shutdown.
+//! [`Server`]: the apps and the settings of a server, built into the state its handlers share;
+//! its router; serving with graceful shutdown.
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use adk_core::SessionKey;
 use adk_gate::Gate;
 use adk_runner::Runner;
-use adk_session::{LockError, SessionLease, SessionLocks};
 use adk_telemetry::span_store::SpanStore;
 use axum::Router;
 use tokio::net::TcpListener;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
-use crate::error::{ApiError, ServerError};
-use crate::extract::check_name;
+use crate::error::ServerError;
+use crate::names::check_name;
 use crate::routes;
+use crate::state::ServerState;
 
 /// Serves apps (each a [`Runner`]: a name, an agent tree and its services) over ADK's REST + SSE
 /// API, with the dev UI when it has its files.
@@ -43,155 +38,6 @@ pub struct Server {
     config: ServerConfig,
     #[cfg(feature = "a2a")]
     a2a: bool,
-}
-
-/// What every handler sees.
-pub(crate) struct ServerState {
-    apps: BTreeMap<String, Runner>,
-    pub(crate) spans: SpanStore,
-    pub(crate) dev_ui_dir: Option<PathBuf>,
-    /// The settings every run starts from.
-    pub(crate) run_config: adk_core::RunConfig,
-    /// Fires when runs in flight must stop (the shutdown grace ran out).
-    pub(crate) cancel_runs: CancellationToken,
-    /// Set once shutdown began: new runs are refused.
-    draining: AtomicBool,
-    /// Set as soon as a shutdown signal came: `/ready` answers 503 from then on, while runs are
-    /// still taken until the drain delay ends.
-    stopping: AtomicBool,
-    /// One permit per run that may go on at once.
-    runs: Arc<Semaphore>,
-    /// The limit `runs` started with, for messages.
-    max_runs: usize,
-    /// Serialises the runs of each session.
-    locks: Arc<dyn SessionLocks>,
-    /// What a 503 for a full server answers in `Retry-After`.
-    pub(crate) retry_after: std::time::Duration,
-    /// How request bodies are read: their size limit, the bytes of all bodies at once, the time
-    /// one may take.
-    pub(crate) bodies: adk_gate::BodyReader,
-    /// How long an SSE frame may wait for its client to read it.
-    pub(crate) write_timeout: std::time::Duration,
-}
-
-/// A run's place among the runs at once, taken before its body is read; dropping it frees the
-/// place.
-pub(crate) struct RunSlot {
-    _permit: OwnedSemaphorePermit,
-}
-
-/// What a run holds while it goes on: its place among the runs at once and its session's lock.
-/// Dropping it (the run ended or was dropped) frees both.
-pub(crate) struct RunAdmission {
-    _lease: SessionLease,
-    _slot: RunSlot,
-}
-
-impl ServerState {
-    /// The runner of app `name`, or a 404 that lists the apps.
-    pub(crate) fn app(&self, name: &str) -> Result<&Runner, ApiError> {
-        check_name("app name", name)?;
-        self.apps.get(name).ok_or_else(|| {
-            let names: Vec<&str> = self.apps.keys().map(String::as_str).collect();
-            ApiError::not_found(format!(
-                "no app named {name:?}; this server serves: {}",
-                names.join(", ")
-            ))
-        })
-    }
-
-    /// The apps, by name.
-    pub(crate) fn apps(&self) -> impl Iterator<Item = &Runner> {
-        self.apps.values()
-    }
-
-    /// A 503 when the server is shutting down and takes no new runs.
-    pub(crate) fn check_accepting(&self) -> Result<(), ApiError> {
-        if self.draining.load(Ordering::Acquire) {
-            return Err(ApiError::unavailable(
-                "shutting_down",
-                "the server is shutting down and starts no new runs; retry at another replica",
-                self.retry_after,
-            ));
-        }
-        Ok(())
-    }
-
-    /// A place among the runs at once, or 503 with `Retry-After` when the server is shutting down
-    /// or full. A run takes it before its body is read, so that the bodies being read are
-    /// bounded by the run limit too.
-    pub(crate) fn run_slot(&self) -> Result<RunSlot, ApiError> {
-        self.check_accepting()?;
-        let permit = self.runs.clone().try_acquire_owned().map_err(|_| {
-            ApiError::unavailable(
-                "too_many_runs",
-                format!(
-                    "this server already runs {} invocations at once, its limit; retry later or \
-                     at another replica",
-                    self.max_runs
-                ),
-                self.retry_after,
-            )
-        })?;
-        Ok(RunSlot { _permit: permit })
-    }
-
-    /// Admits the run holding `slot` to session `key`: the session's lock (409 when another run
-    /// held it for the whole wait, 503 when the lock store is full or unreachable).
-    pub(crate) async fn admit(
-        &self,
-        slot: RunSlot,
-        key: &SessionKey,
-    ) -> Result<RunAdmission, ApiError> {
-        let lease = self
-            .locks
-            .lock(key)
-            .await
-            .map_err(|error| self.lock_error(error))?;
-        Ok(RunAdmission {
-            _lease: lease,
-            _slot: slot,
-        })
-    }
-
-    fn lock_error(&self, error: LockError) -> ApiError {
-        match error {
-            LockError::Busy { .. } => ApiError::new(
-                http::StatusCode::CONFLICT,
-                "session_busy",
-                error.to_string(),
-            ),
-            LockError::Saturated { .. } => {
-                ApiError::unavailable("lock_pool_full", error.to_string(), self.retry_after)
-            }
-            error => {
-                tracing::error!(error = %error, "cannot lock a session");
-                ApiError::unavailable(
-                    "session_store_unavailable",
-                    error.to_string(),
-                    self.retry_after,
-                )
-            }
-        }
-    }
-
-    /// `/ready`: fine unless shutting down or the session store does not answer.
-    pub(crate) async fn check_ready(&self) -> Result<(), ApiError> {
-        if self.stopping.load(Ordering::Acquire) {
-            return Err(ApiError::unavailable(
-                "draining",
-                "the server is shutting down; send new requests elsewhere",
-                self.retry_after,
-            ));
-        }
-        self.locks.check_ready().await.map_err(|error| {
-            ApiError::unavailable(
-                "session_store_unavailable",
-                error.to_string(),
-                self.retry_after,
-            )
-        })
-    }
 }
 
 impl Server {
@@ -286,7 +132,7 @@ impl Server {
             shutdown.await;
             // Not ready from now on, so that load balancers send new requests elsewhere; the
             // requests still arriving meanwhile are served.
-            state.stopping.store(true, Ordering::Release);
+            state.stop_being_ready();
             if !delay.is_zero() {
                 tracing::info!(
                     ?delay,
@@ -295,7 +141,7 @@ impl Server {
                 tokio::time::sleep(delay).await;
             }
             tracing::info!(?grace, "shutting down: finishing runs in flight");
-            state.draining.store(true, Ordering::Release);
+            state.stop_taking_runs();
             let cancel = state.cancel_runs.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(grace).await;
@@ -326,7 +172,10 @@ impl Server {
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
-            .field("apps", &self.state.apps.keys().collect::<Vec<_>>())
+            .field(
+                "apps",
+                &self.state.apps().map(Runner::app_name).collect::<Vec<_>>(),
+            )
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
@@ -402,25 +251,7 @@ impl ServerBuilder {
             SpanStore::with_max_bytes(self.config.span_capacity, self.config.span_bytes)
         });
         Ok(Server {
-            state: Arc::new(ServerState {
-                apps,
-                spans,
-                dev_ui_dir: self.config.dev_ui_dir.clone(),
-                run_config: self.config.run_config.clone(),
-                cancel_runs: CancellationToken::new(),
-                draining: AtomicBool::new(false),
-                stopping: AtomicBool::new(false),
-                runs: Arc::new(Semaphore::new(self.config.max_concurrent_runs)),
-                max_runs: self.config.max_concurrent_runs,
-                locks: self.config.session_locks.clone(),
-                retry_after: self.config.retry_after,
-                bodies: adk_gate::BodyReader::new(
-                    self.config.body_limit,
-                    self.config.body_budget,
-                    self.config.body_read_timeout,
-                ),
-                write_timeout: self.config.connection_limits.write_timeout_value(),
-            }),
+            state: Arc::new(ServerState::new(apps, spans, &self.config)),
             config: self.config,
             #[cfg(feature = "a2a")]
             a2a: self.a2a,

@@ -1,4 +1,5 @@
-//! The [`Tool`] and [`Toolset`] traits.
+//! The [`Tool`] and [`Toolset`] traits, and [`ProviderSide`], what a tool the model's provider
+//! runs tells the flow about itself.
 
 use std::sync::Arc;
 
@@ -49,6 +50,21 @@ pub trait Tool: Send + Sync {
     async fn run(&self, ctx: ToolContext, args: Value) -> Result<Value>;
 }
 
+/// How the flow treats a provider-side tool, as [`Tool::provider_side`] reports it.
+///
+/// Gemini before version 3 refuses a built-in tool in the same request as function declarations,
+/// so the flow refuses an agent that has one beside function tools (or agents to transfer to) on
+/// such a model, unless the tool asks to be wrapped: then the flow gives it to an agent of its own
+/// and offers that agent as a tool instead, as ADK does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProviderSide {
+    /// The tool the provider runs.
+    pub tool: BuiltinTool,
+    /// Beside other tools, run it through an agent of its own instead of refusing the agent.
+    pub wrap_beside_other_tools: bool,
+}
+
 /// A source of tools, asked once per invocation (an MCP server, a generated API client, ...).
 #[async_trait]
 pub trait Toolset: Send + Sync {
@@ -94,18 +110,3 @@ adk_core::__into_shared!(
     Toolset,
     "`{Self}` is not a toolset"
 );
-
-/// How the flow treats a provider-side tool, as [`Tool::provider_side`] reports it.
-///
-/// Gemini before version 3 refuses a built-in tool in the same request as function declarations,
-/// so the flow refuses an agent that has one beside function tools (or agents to transfer to) on
-/// such a model, unless the tool asks to be wrapped: then the flow gives it to an agent of its own
-/// and offers that agent as a tool instead, as ADK does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ProviderSide {
-    /// The tool the provider runs.
-    pub tool: BuiltinTool,
-    /// Beside other tools, run it through an agent of its own instead of refusing the agent.
-    pub wrap_beside_other_tools: bool,
-}

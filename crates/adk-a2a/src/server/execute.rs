@@ -27,7 +27,7 @@ use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::Inner;
-use super::rpc::http_error;
+use super::http_error::{http_error, unavailable};
 use super::tasks::RunHandle;
 use crate::convert::{self, event_to_message, message_to_content};
 use crate::types::{
@@ -221,16 +221,6 @@ fn store_full(inner: &Inner) -> Refusal {
         "too_many_tasks",
         "this server holds as many running tasks as its task store keeps; retry later",
     ))
-}
-
-/// 503 with `Retry-After`.
-fn unavailable(after: Duration, code: &str, message: &str) -> Response {
-    let mut response = http_error(StatusCode::SERVICE_UNAVAILABLE, code, message);
-    response.headers_mut().insert(
-        http::header::RETRY_AFTER,
-        http::HeaderValue::from(after.as_secs().max(1)),
-    );
-    response
 }
 
 /// The task a message belongs to: the one it names, when that one is the caller's and waits for

@@ -3,6 +3,7 @@
 
 mod card;
 mod execute;
+mod http_error;
 mod rpc;
 mod serve;
 mod tasks;

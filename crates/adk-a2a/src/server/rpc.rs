@@ -16,11 +16,12 @@ use futures::Stream;
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::Inner;
 use super::execute::{self, Refusal, invalid_params, task_not_found};
+use super::http_error::{http_error, unavailable};
 use crate::types::{
     JsonRpcError, JsonRpcResponse, MessageSendParams, RequestId, StreamEvent, TaskIdParams,
     TaskQueryParams, TaskState, TaskStatus, error_codes, methods,
@@ -79,11 +80,6 @@ fn is_json(request: &Request) -> bool {
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// An HTTP error in ADK's JSON shape.
-pub(super) fn http_error(status: StatusCode, code: &str, message: &str) -> Response {
-    (status, Json(json!({"error": code, "detail": message}))).into_response()
-}
-
 fn body_error(inner: &Inner, error: &BodyError) -> Response {
     let (status, code) = match error {
         BodyError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
@@ -91,14 +87,10 @@ fn body_error(inner: &Inner, error: &BodyError) -> Response {
         BodyError::Timeout { .. } => (StatusCode::REQUEST_TIMEOUT, "request_timeout"),
         _ => (StatusCode::BAD_REQUEST, "bad_request"),
     };
-    let mut response = http_error(status, code, &error.to_string());
     if status == StatusCode::SERVICE_UNAVAILABLE {
-        response.headers_mut().insert(
-            http::header::RETRY_AFTER,
-            http::HeaderValue::from(inner.retry_after.as_secs().max(1)),
-        );
+        return unavailable(inner.retry_after, code, &error.to_string());
     }
-    response
+    http_error(status, code, &error.to_string())
 }
 
 /// What a method answers: one result, or a stream of events.

@@ -5,10 +5,11 @@
 //! read too, as pydantic reads it), absent and empty values left out when written. Contents are
 //! [`adk_core::Content`], which reads both spellings of Gemini's keys. This module holds the set
 //! and how it is read; `case` the case and its session, `invocation` one turn and what happened
-//! in it, `rubric` the judged criteria.
+//! in it, `rubric` the judged criteria, `legacy` ADK's two older formats read into a set.
 
 mod case;
 mod invocation;
+mod legacy;
 mod rubric;
 
 use std::path::Path;
@@ -21,7 +22,6 @@ pub use invocation::{IntermediateData, Invocation, InvocationEvent, InvocationEv
 pub use rubric::{Rubric, RubricContent};
 
 use crate::error::{EvalError, JsonPath, parse_json};
-use crate::legacy;
 
 /// A named set of eval cases, as in an ADK `*.evalset.json` file.
 ///

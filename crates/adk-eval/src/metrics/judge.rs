@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use futures::TryStreamExt as _;
 use serde::Deserialize;
 
-use crate::config::Criterion;
+use crate::criterion::Criterion;
 use crate::error::{EvalError, EvalErrorKind};
 
 /// Answers a rater prompt with the text of a verdict.

@@ -23,7 +23,7 @@ use std::fmt;
 use async_trait::async_trait;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::config::Criterion;
+use crate::criterion::Criterion;
 use crate::error::EvalError;
 use crate::eval_set::{EvalCase, Invocation};
 

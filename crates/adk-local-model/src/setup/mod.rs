@@ -15,9 +15,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::commands;
-use crate::config::{Layout, LocalModelConfig, ModelSource, SMOLLM2_PACKAGE, SMOLLM2_VERSION};
+use crate::config::{Layout, LocalModelConfig, ModelSource};
 use crate::error::{Error, NEEDED_MB, Result};
 use crate::pins;
+use crate::pins::{SMOLLM2_PACKAGE, SMOLLM2_VERSION};
 use crate::process::{create_dir, first_existing};
 use crate::progress::{Progress, ProgressEvent, Step};
 use host::{check_compilers, check_disk};
@@ -127,7 +128,7 @@ impl Setup<'_> {
         {
             return Err(Error::UnpinnedVersion {
                 version: self.config.llama_cpp_python_version.clone(),
-                pinned: crate::config::LLAMA_CPP_PYTHON_VERSION,
+                pinned: crate::pins::LLAMA_CPP_PYTHON_VERSION,
             });
         }
         check_disk(self.layout.dir(), NEEDED_MB).await?;

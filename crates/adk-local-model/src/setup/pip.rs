@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::Setup;
-use crate::config::PYTHON_ENV;
+use crate::env::PYTHON_ENV;
 use crate::error::{Error, NEEDED_MB, Result, says_disk_full};
 use crate::process::{self, TAIL_LINES, create_dir, tail};
 

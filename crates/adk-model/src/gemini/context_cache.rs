@@ -14,6 +14,7 @@ use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::request::{CachedPrefix, cached_parts};
 use crate::cache::{ContextCacheConfig, estimated_tokens};
 use crate::error::{Error, ErrorKind};
 use crate::http::{Transport, parse_url};
@@ -21,13 +22,6 @@ use crate::http::{Transport, parse_url};
 /// A cache is made anew when it has less than this left, so that no call names one that expires
 /// on the way.
 const EXPIRY_MARGIN_SECONDS: f64 = 60.0;
-
-/// The part of a request a cache holds: its name and how many of the request's contents.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct CachedPrefix {
-    pub(super) name: String,
-    pub(super) contents: usize,
-}
 
 /// Where the adapter creates and deletes caches, and with which credentials.
 pub(super) struct CacheClient {
@@ -182,7 +176,7 @@ impl ContextCache {
             "contents": &request.contents[..contents],
             "ttl": format!("{}s", self.config.ttl.as_secs().max(1)),
         });
-        for (key, value) in super::request::cached_parts(request) {
+        for (key, value) in cached_parts(request) {
             body[key] = value;
         }
         body
@@ -215,7 +209,7 @@ fn stable_contents(contents: &[Content]) -> usize {
 fn fingerprint(model: &str, request: &LlmRequest, contents: usize) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     model.hash(&mut hasher);
-    for (key, value) in super::request::cached_parts(request) {
+    for (key, value) in cached_parts(request) {
         key.hash(&mut hasher);
         value.to_string().hash(&mut hasher);
     }

@@ -362,7 +362,7 @@ impl Gemini {
     fn prepare(
         &self,
         request: &LlmRequest,
-        cached: Option<&context_cache::CachedPrefix>,
+        cached: Option<&request::CachedPrefix>,
     ) -> Result<(Option<Box<Endpoints>>, bytes::Bytes), Error> {
         let inner = &self.inner;
         let other = if request.model.is_empty() || request.model == inner.model {

@@ -1,4 +1,5 @@
-//! An [`LlmRequest`] written as a Gemini `GenerateContentRequest` body.
+//! An [`LlmRequest`] written as a Gemini `GenerateContentRequest` body, whole or after the prefix
+//! a context cache holds.
 
 use std::borrow::Cow;
 
@@ -74,6 +75,14 @@ fn system_instruction(request: &LlmRequest) -> Option<SystemInstruction<'_>> {
         })
 }
 
+/// The start of a request that a context cache holds: the cache's name and how many of the
+/// request's contents it covers; a body written against it leaves those out.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct CachedPrefix {
+    pub(super) name: String,
+    pub(super) contents: usize,
+}
+
 /// What a context cache holds besides contents, as the body's keys: the system instruction, the
 /// tools and the tool config, when the request has them.
 pub(super) fn cached_parts(request: &LlmRequest) -> Vec<(&'static str, Value)> {
@@ -101,7 +110,7 @@ pub(super) fn cached_parts(request: &LlmRequest) -> Vec<(&'static str, Value)> {
 /// it holds.
 pub(super) fn build(
     request: &LlmRequest,
-    cached: Option<&super::context_cache::CachedPrefix>,
+    cached: Option<&CachedPrefix>,
 ) -> Result<bytes::Bytes, Error> {
     let config = &request.config;
     let contents = match cached {

@@ -9,6 +9,7 @@ use adk_core::{
 use adk_flow::ToolCallbacks;
 use adk_tool::{IntoTool, Tool};
 
+use super::run::{LoopSetup, run};
 use super::{DefaultStrategy, IntoLoopStrategy, LoopConfig, LoopStrategy};
 
 /// An agent that runs the seed's configurable loop: each iteration the [`LoopStrategy`] builds a
@@ -35,16 +36,9 @@ use super::{DefaultStrategy, IntoLoopStrategy, LoopConfig, LoopStrategy};
 /// # let _ = agent;
 /// ```
 pub struct RunLoopAgent {
-    pub(super) name: String,
-    pub(super) description: String,
-    pub(super) model: Arc<dyn Llm>,
-    pub(super) instruction: Option<String>,
-    pub(super) tools: Vec<Arc<dyn Tool>>,
-    pub(super) tool_callbacks: ToolCallbacks,
-    pub(super) strategy: Arc<dyn LoopStrategy>,
-    pub(super) config: LoopConfig,
-    pub(super) generate_config: GenerateContentConfig,
-    pub(super) output_key: Option<String>,
+    name: String,
+    description: String,
+    setup: Arc<LoopSetup>,
 }
 
 impl RunLoopAgent {
@@ -66,7 +60,7 @@ impl RunLoopAgent {
 
     /// The loop's limits and hooks.
     pub fn config(&self) -> &LoopConfig {
-        &self.config
+        &self.setup.config
     }
 }
 
@@ -81,7 +75,7 @@ impl Agent for RunLoopAgent {
 
     fn run(self: Arc<Self>, ctx: InvocationContext) -> EventStream {
         let ctx = ctx.with_agent(self.clone());
-        adk_telemetry::trace_agent(ctx.clone(), super::run::run(self, ctx))
+        adk_telemetry::trace_agent(ctx.clone(), run(self.setup.clone(), ctx))
     }
 }
 
@@ -191,14 +185,16 @@ impl RunLoopAgentBuilder {
         Ok(RunLoopAgent {
             name: self.agent_name,
             description: self.description,
-            model,
-            instruction: self.instruction,
-            tools: self.tools,
-            tool_callbacks: self.tool_callbacks,
-            strategy: self.strategy,
-            config: self.config,
-            generate_config: self.generate_config,
-            output_key: self.output_key,
+            setup: Arc::new(LoopSetup {
+                model,
+                instruction: self.instruction,
+                tools: self.tools,
+                tool_callbacks: self.tool_callbacks,
+                strategy: self.strategy,
+                config: self.config,
+                generate_config: self.generate_config,
+                output_key: self.output_key,
+            }),
         })
     }
 }

@@ -4,10 +4,12 @@
 use std::sync::Arc;
 
 use adk_core::{
-    Content, Error, ErrorKind, Event, EventStream, FunctionDeclaration, InvocationContext,
+    Content, Error, ErrorKind, Event, EventStream, FunctionDeclaration, GenerateContentConfig,
+    InvocationContext, Llm,
 };
-use adk_flow::{ToolMap, assign_call_ids};
+use adk_flow::{ToolCallbacks, ToolMap, assign_call_ids};
 use adk_telemetry::InstrumentStream as _;
+use adk_tool::Tool;
 use async_stream::try_stream;
 use futures::StreamExt as _;
 use serde_json::{Map, Value, json};
@@ -16,10 +18,24 @@ use tracing::Instrument as _;
 use super::history::session_history;
 use super::tools::run_calls;
 use super::{
-    LOOP_METADATA_KEY, LoopEvent, LoopResult, RequestInput, RunLoopAgent, StopReason, TokenUsage,
-    ToolUsePolicy,
+    LOOP_METADATA_KEY, LoopConfig, LoopEvent, LoopResult, LoopStrategy, RequestInput, StopReason,
+    TokenUsage, ToolUsePolicy,
 };
 use crate::model_call::call_model;
+
+/// What every run of one loop works with: the model, its instruction and tools, the strategy and
+/// the loop's settings. The run-loop agent holds one, checked when it was built, and hands it to
+/// each run.
+pub(super) struct LoopSetup {
+    pub(super) model: Arc<dyn Llm>,
+    pub(super) instruction: Option<String>,
+    pub(super) tools: Vec<Arc<dyn Tool>>,
+    pub(super) tool_callbacks: ToolCallbacks,
+    pub(super) strategy: Arc<dyn LoopStrategy>,
+    pub(super) config: LoopConfig,
+    pub(super) generate_config: GenerateContentConfig,
+    pub(super) output_key: Option<String>,
+}
 
 /// Why the loop stopped, and the event that ended it when that was the model's final answer.
 struct Stop {
@@ -46,17 +62,17 @@ impl Stop {
     }
 }
 
-/// Runs `agent`'s loop in the invocation of `ctx`.
-pub(crate) fn run(agent: Arc<RunLoopAgent>, ctx: InvocationContext) -> EventStream {
+/// Runs the loop of `setup` in the invocation of `ctx`.
+pub(super) fn run(setup: Arc<LoopSetup>, ctx: InvocationContext) -> EventStream {
     Box::pin(try_stream! {
-        let config = &agent.config;
-        let strategy = agent.strategy.clone();
+        let config = &setup.config;
+        let strategy = setup.strategy.clone();
         let policy = strategy.tool_use_policy();
         let declarations: Vec<FunctionDeclaration> = match policy {
             ToolUsePolicy::Disabled => Vec::new(),
-            _ => agent.tools.iter().filter_map(|tool| tool.declaration()).collect(),
+            _ => setup.tools.iter().filter_map(|tool| tool.declaration()).collect(),
         };
-        let tools: ToolMap = agent
+        let tools: ToolMap = setup
             .tools
             .iter()
             .map(|tool| (tool.name().to_owned(), tool.clone()))
@@ -93,18 +109,18 @@ pub(crate) fn run(agent: Arc<RunLoopAgent>, ctx: InvocationContext) -> EventStre
                     None => history.clone(),
                 };
                 let input = RequestInput {
-                    model: agent.model.name(),
-                    instruction: agent.instruction.as_deref(),
+                    model: setup.model.name(),
+                    instruction: setup.instruction.as_deref(),
                     history: messages,
                     tools: &declarations,
-                    config: &agent.generate_config,
+                    config: &setup.generate_config,
                 };
                 let request = match strategy.prepare_request(input).await {
                     Ok(request) => request,
                     Err(error) => break 'run Stop::error(error),
                 };
                 let span = adk_telemetry::call_llm_span(&ctx, &request);
-                let (model, caller) = (agent.model.clone(), strategy.clone());
+                let (model, caller) = (setup.model.clone(), strategy.clone());
                 let mut responses = call_model(ctx.clone(), request, move |request| {
                     caller.call_model(model, request, mode)
                 })
@@ -184,7 +200,7 @@ pub(crate) fn run(agent: Arc<RunLoopAgent>, ctx: InvocationContext) -> EventStre
             let (responses, hook_error) = run_calls(
                 &ctx,
                 &tools,
-                &agent.tool_callbacks,
+                &setup.tool_callbacks,
                 &action.tool_calls,
                 policy,
                 config,
@@ -227,7 +243,7 @@ pub(crate) fn run(agent: Arc<RunLoopAgent>, ctx: InvocationContext) -> EventStre
         };
         let metadata = last.response.custom_metadata.get_or_insert_with(Map::new);
         metadata.insert(LOOP_METADATA_KEY.to_owned(), serde_json::to_value(&result).unwrap_or(Value::Null));
-        if let (Some(key), Some(text)) = (&agent.output_key, &result.output) {
+        if let (Some(key), Some(text)) = (&setup.output_key, &result.output) {
             last.actions.state_delta.insert(key.clone(), json!(text));
         }
         yield last;

@@ -12,8 +12,9 @@ use std::sync::Arc;
 use super::AppState;
 use super::sessions::session_key;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{JsonBody, check_name};
-use crate::server::ServerState;
+use crate::extract::JsonBody;
+use crate::names::check_name;
+use crate::state::ServerState;
 
 /// The body of `POST .../artifacts`.
 #[derive(Debug, Deserialize)]

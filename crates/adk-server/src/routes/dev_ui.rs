@@ -12,7 +12,7 @@ use http::header::CACHE_CONTROL;
 use serde_json::json;
 use tower_http::services::{ServeDir, ServeFile};
 
-use crate::server::ServerState;
+use crate::state::ServerState;
 
 pub(super) fn router(dir: Option<&Path>) -> Router<Arc<ServerState>> {
     let Some(dir) = dir else {

@@ -25,7 +25,7 @@ use axum::routing::{MethodRouter, delete, get, patch, post};
 use http::Method;
 
 use crate::error::ApiError;
-use crate::server::ServerState;
+use crate::state::ServerState;
 
 /// The state every handler gets.
 type AppState = axum::extract::State<Arc<ServerState>>;

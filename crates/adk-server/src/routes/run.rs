@@ -31,7 +31,7 @@ use super::AppState;
 use super::sessions::session_key;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::parse_json;
-use crate::server::{RunAdmission, RunSlot, ServerState};
+use crate::state::{RunAdmission, RunSlot, ServerState};
 
 /// How many SSE frames wait for a client before the run waits for it.
 const SSE_BUFFER: usize = 16;

@@ -13,8 +13,9 @@ use serde_json::{Map, Value};
 
 use super::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{JsonBody, check_name};
-use crate::server::ServerState;
+use crate::extract::JsonBody;
+use crate::names::check_name;
+use crate::state::ServerState;
 
 /// The body of `POST .../sessions`: all optional.
 #[derive(Debug, Default, Deserialize)]

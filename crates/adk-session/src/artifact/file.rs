@@ -44,4 +44,4 @@ impl FileArtifactService {
     }
 }
 
-crate::boundary::artifact_service!(FileArtifactService, store);
+super::service::artifact_service!(FileArtifactService, store);

@@ -24,4 +24,4 @@ impl Default for InMemoryArtifactService {
     }
 }
 
-crate::boundary::artifact_service!(InMemoryArtifactService, store);
+super::service::artifact_service!(InMemoryArtifactService, store);

@@ -6,6 +6,7 @@ mod file;
 mod memory;
 mod object_store;
 mod record;
+mod service;
 pub(crate) mod store;
 pub(crate) mod validate;
 

@@ -30,4 +30,4 @@ impl ObjectStoreArtifactService {
     }
 }
 
-crate::boundary::artifact_service!(ObjectStoreArtifactService, store);
+super::service::artifact_service!(ObjectStoreArtifactService, store);

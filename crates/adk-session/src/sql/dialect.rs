@@ -1,5 +1,6 @@
 //! [`Dialect`]: what the session store needs of a SQL database that differs from one database to
-//! another. The store itself ([`super::store::SqlStore`]) is written once over it.
+//! another. The store itself (`SqlStore`, in the sibling module `store`) is written once over it,
+//! so this module names no part of the store.
 
 use std::fmt::Debug;
 use std::ops::DerefMut;

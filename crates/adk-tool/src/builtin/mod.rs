@@ -21,6 +21,8 @@ pub use provider::{
     ProviderTool, code_execution, google_search, mixes_with_functions, url_context,
 };
 
+// Defined with the `Tool` trait, whose `provider_side` reports it, and named here too beside the
+// provider-side tools that answer it.
 pub use crate::tool::ProviderSide;
 
 use schemars::JsonSchema;

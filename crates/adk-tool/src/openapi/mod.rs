@@ -93,6 +93,17 @@ fn with_causes(error: &dyn std::error::Error) -> String {
     text
 }
 
+/// A URL as messages show it: without user information, query or fragment, which may hold
+/// secrets.
+fn shown_url(url: &reqwest::Url) -> String {
+    let mut shown = url.clone();
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown.to_string()
+}
+
 /// One operation of the document, as filters and [`AuthHeaders`] see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -367,5 +378,17 @@ impl Toolset for OpenApiToolset {
 
     async fn tools(&self, _ctx: &ReadonlyContext) -> Result<Vec<Arc<dyn Tool>>> {
         Ok(self.tools.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_urls_hide_secrets() {
+        let url =
+            reqwest::Url::parse("https://user:pw@api.example.com/v1/pets?api_key=k#x").unwrap();
+        assert_eq!(shown_url(&url), "https://api.example.com/v1/pets");
     }
 }

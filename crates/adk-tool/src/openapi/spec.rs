@@ -67,7 +67,7 @@ impl OpenApiSpec {
         let parsed = reqwest::Url::parse(url).map_err(|error| {
             OpenApiError::new(format!("`{url}`"), None, format!("is not a URL: {error}"))
         })?;
-        let origin = format!("`{}`", super::tool::shown_url(&parsed));
+        let origin = format!("`{}`", super::shown_url(&parsed));
         let failed = |error: reqwest::Error| {
             let error = super::with_causes(&error.without_url());
             OpenApiError::new(&origin, None, format!("cannot be fetched: {error}"))

@@ -1,4 +1,5 @@
-//! [`InvocationContextBuilder`]: how the runner (and a test) starts an invocation.
+//! [`InvocationContextBuilder`]: how the runner (and a test) starts an invocation, from
+//! [`InvocationContext::builder`].
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;

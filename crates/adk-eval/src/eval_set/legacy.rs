@@ -13,8 +13,8 @@ use adk_core::{Content, FunctionCall, Part, Role};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::{EvalCase, EvalSet, IntermediateData, Invocation, SessionInput, ToolUses};
 use crate::error::{EvalError, JsonPath, parse_json};
-use crate::eval_set::{EvalCase, EvalSet, IntermediateData, Invocation, SessionInput, ToolUses};
 
 /// Reads `text`, a JSON list in either older format.
 pub(crate) fn read(text: &str, source: &str) -> Result<EvalSet, EvalError> {
