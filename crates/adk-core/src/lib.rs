@@ -35,8 +35,9 @@ pub use content::{
     Language, Outcome, Part, PartData, Role,
 };
 pub use context::{
-    CallbackContext, DEFAULT_MAX_TOOL_RESULT_BYTES, InvocationContext, InvocationContextBuilder,
-    ReadonlyContext, RunConfig, Services, StreamingMode,
+    CallbackContext, DEFAULT_MAX_REPEATED_TOOL_CALLS, DEFAULT_MAX_TOOL_RESULT_BYTES,
+    InvocationContext, InvocationContextBuilder, ReadonlyContext, RunConfig, Services,
+    StreamingMode,
 };
 pub use error::{BoxError, Error, ErrorKind, Result, cause_after};
 pub use event::{Event, EventActions, EventCompaction, ToolConfirmation};

@@ -30,6 +30,7 @@ pub use callbacks::{
     ToolCallbacks,
 };
 pub use code_executor::{BuiltInCodeExecutor, CodeExecutor, IntoCodeExecutor};
+pub use flow::REPEATED_TOOL_CALLS;
 pub use llm_agent::{IncludeContents, InstructionProvider, LlmAgent, LlmAgentBuilder};
 pub use mode::AgentMode;
 pub use node_paths::{agent_path, next_run_id};

@@ -43,6 +43,9 @@ pub(crate) struct Step {
     /// The error a tool-call hook failed with: the step stores the response event that holds the
     /// results of the other calls first, then ends the run with it.
     pub(crate) hook_failure: parking_lot::Mutex<Option<Error>>,
+    /// Why the agent stops: a call was repeated past the loop guard's limit. The step stores the
+    /// response event first, then ends the agent's turn with this message.
+    pub(crate) loop_stop: parking_lot::Mutex<Option<String>>,
     /// The agent's own tools and its toolsets' tools, in the order given: the order their request
     /// hooks run in.
     pub(crate) ordered_tools: Vec<Arc<dyn Tool>>,
@@ -57,6 +60,7 @@ impl Step {
             model,
             tools: ToolMap::new(),
             hook_failure: parking_lot::Mutex::new(None),
+            loop_stop: parking_lot::Mutex::new(None),
             ordered_tools: Vec::new(),
         })
     }
@@ -68,7 +72,23 @@ impl Step {
             None => Ok(()),
         }
     }
+
+    /// The event that ends the agent's turn when the loop guard stopped it: the agent's final
+    /// answer saying why, with the error code [`REPEATED_TOOL_CALLS`], so that the user reads
+    /// what happened and the next message starts a fresh turn.
+    fn loop_stop_event(&self) -> Option<Event> {
+        let message = self.loop_stop.lock().take()?;
+        tracing::warn!(agent = self.agent.name(), "{message}");
+        let mut event = self.ctx.new_event();
+        event.response.content = Some(adk_core::Content::model(message));
+        event.response.error_code = Some(REPEATED_TOOL_CALLS.to_owned());
+        Some(event)
+    }
 }
+
+/// The error code of the event that ends an agent's turn because the model repeated a tool call
+/// past the loop guard's limit ([`LlmAgentBuilder::max_repeated_tool_calls`](crate::LlmAgentBuilder::max_repeated_tool_calls)).
+pub const REPEATED_TOOL_CALLS: &str = "REPEATED_TOOL_CALLS";
 
 /// Runs the agent's steps until one ends the flow.
 pub(crate) fn run(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
@@ -89,6 +109,10 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             yield event;
         }
         step.check_hooks()?;
+        if let Some(event) = step.loop_stop_event() {
+            yield event;
+            return;
+        }
         processors::preprocess(&mut step, &mut request).await?;
         if ctx.is_ended() {
             return;
@@ -191,6 +215,11 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             }
             if let Some(event) = calls.confirmation_event.take() {
                 yield event;
+            }
+            // After the response event, so that the refused call is answered in the history.
+            if let Some(event) = step.loop_stop_event() {
+                yield event;
+                return;
             }
             // After the response event, so that a failed answer is stored before the run ends.
             if let Some(error) = calls.structured_error.take() {
