@@ -223,3 +223,129 @@ async fn the_pipeline_researches_in_parallel_then_writes_until_the_critic_exits(
         "{writer_request}"
     );
 }
+
+/// The text of a Chat Completions message, whether its content is a string or a list of parts.
+fn message_text(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| part["text"].as_str())
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+/// A model that never stops calling `get_weather({"city":"Tokyo"})` about the weather, fails a
+/// malformed request, overflows its context window until the history is summarized, and
+/// answers anything else.
+fn misbehaving_model(request: &adk_test::ReceivedRequest) -> Option<adk_test::MockResponse> {
+    let body = request.json();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let last_user = messages
+        .iter()
+        .rev()
+        .find(|message| message["role"] == "user")
+        .map(message_text)
+        .unwrap_or_default();
+    let answer = |words: &[&str]| {
+        if body["stream"] == true {
+            text(words)
+        } else {
+            completion(
+                json!({"role": "assistant", "content": words.concat()}),
+                "stop",
+            )
+        }
+    };
+    let summarized = messages
+        .iter()
+        .any(|message| message_text(message).contains("They asked about Tokyo."));
+    Some(if last_user.starts_with("Below is the history") {
+        answer(&["They asked about Tokyo."])
+    } else if last_user == "Tell me everything." && !summarized {
+        // llama.cpp's answer to a request longer than its context window.
+        adk_test::MockResponse::json(
+            400,
+            &json!({"error": {
+                "code": 400,
+                "message": "request (5000 tokens) exceeds the available context size (4096 tokens)",
+                "type": "exceed_context_size_error",
+            }}),
+        )
+    } else if last_user == "Tell me everything." {
+        answer(&["Everything fits now."])
+    } else if last_user.contains("weather") {
+        tool_call("get_weather", json!({"city": "Tokyo"}))
+    } else if last_user == "Break." {
+        adk_test::MockResponse::json(
+            400,
+            &json!({"error": {"code": 400, "message": "the request is malformed", "type": "invalid_request_error"}}),
+        )
+    } else {
+        answer(&["You are welcome."])
+    })
+}
+
+#[tokio::test]
+async fn a_looping_model_is_stopped_and_failed_turns_leave_the_repl_going() {
+    let server = MockServer::start_checked([], misbehaving_model).await;
+    let (ok, stdout, stderr) = adk(
+        Some(&server),
+        &["run", "quickstart", "--in-memory"],
+        "What is the weather in Tokyo?\nBreak.\nTell me everything.\nThanks!\n\n",
+    )
+    .await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+
+    // The guard: the tool ran once, its result was given back twice, and the fourth identical
+    // call ended the turn with a message saying why.
+    assert_eq!(
+        stdout
+            .matches("-> weather_agent calls get_weather({\"city\":\"Tokyo\"})")
+            .count(),
+        4,
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.matches("You already called get_weather").count(),
+        2,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "weather_agent> Stopped: the model called get_weather with the same arguments 4 \
+             times in this turn instead of answering."
+        ),
+        "{stdout}"
+    );
+
+    // The malformed request failed its turn, said so once with its status, and the REPL went
+    // on.
+    assert!(
+        stderr.contains("adk: the agent failed")
+            && stderr.contains("answered HTTP 400 invalid_request_error: the request is malformed")
+            && stderr.contains("the session is kept"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("400 400"), "{stderr}");
+
+    // The overflow was answered by summarizing the earlier turns, and the question asked again.
+    assert!(
+        stdout.contains("weather_agent> Everything fits now."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("weather_agent> You are welcome."),
+        "{stdout}"
+    );
+    let requests = server.requests();
+    let summary_request = requests
+        .iter()
+        .find(|request| String::from_utf8_lossy(&request.body).contains("Below is the history"))
+        .expect("the history was summarized");
+    assert!(
+        String::from_utf8_lossy(&summary_request.body).contains("get_weather"),
+        "the summary covers the looping turn"
+    );
+}

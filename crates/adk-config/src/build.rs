@@ -196,6 +196,9 @@ fn llm_agent(
     if let Some(key) = &config.output_key {
         builder = builder.output_key(key);
     }
+    if let Some(limit) = config.max_repeated_tool_calls {
+        builder = builder.max_repeated_tool_calls(limit);
+    }
     for tool in config.tools.iter().flat_map(|tools| &tools.0) {
         builder = match tool {
             ToolRef::Builtin(builtin) => builder.tool(builtin_tool(*builtin)),

@@ -36,7 +36,7 @@ async fn check(path: &str, expected: Expect) {
 
 #[tokio::test]
 async fn an_unknown_key_lists_the_keys_of_its_class() {
-    check("errors/unknown_key.yaml", expect!["invalid: tests/fixtures/errors/unknown_key.yaml:2:1: unknown key `modle` in an LlmAgent; the keys are `agent_class`, `name`, `description`, `model`, `instruction`, `generate_content_config`, `output_key`, `include_contents`, `disallow_transfer_to_parent`, `disallow_transfer_to_peers`, `sub_agents` and `tools`"]).await;
+    check("errors/unknown_key.yaml", expect!["invalid: tests/fixtures/errors/unknown_key.yaml:2:1: unknown key `modle` in an LlmAgent; the keys are `agent_class`, `name`, `description`, `model`, `instruction`, `generate_content_config`, `output_key`, `include_contents`, `disallow_transfer_to_parent`, `disallow_transfer_to_peers`, `sub_agents`, `tools` and `max_repeated_tool_calls`"]).await;
 }
 
 #[tokio::test]
@@ -46,7 +46,7 @@ async fn a_key_given_twice_is_refused() {
 
 #[tokio::test]
 async fn a_key_of_another_class_is_unknown_here() {
-    check("errors/loop_key_on_llm_agent.yaml", expect!["invalid: tests/fixtures/errors/loop_key_on_llm_agent.yaml:3:1: unknown key `max_iterations` in an LlmAgent; the keys are `agent_class`, `name`, `description`, `model`, `instruction`, `generate_content_config`, `output_key`, `include_contents`, `disallow_transfer_to_parent`, `disallow_transfer_to_peers`, `sub_agents` and `tools`"]).await;
+    check("errors/loop_key_on_llm_agent.yaml", expect!["invalid: tests/fixtures/errors/loop_key_on_llm_agent.yaml:3:1: unknown key `max_iterations` in an LlmAgent; the keys are `agent_class`, `name`, `description`, `model`, `instruction`, `generate_content_config`, `output_key`, `include_contents`, `disallow_transfer_to_parent`, `disallow_transfer_to_peers`, `sub_agents`, `tools` and `max_repeated_tool_calls`"]).await;
     check("errors/workflow_model.yaml", expect!["invalid: tests/fixtures/errors/workflow_model.yaml:3:1: unknown key `model` in a SequentialAgent; the keys are `agent_class`, `name`, `description` and `sub_agents`"]).await;
 }
 

@@ -167,3 +167,47 @@ async fn max_iterations_bounds_the_rounds_and_0_is_no_limit() {
     assert!(outcome.error.is_none(), "{}", outcome.render());
     assert_eq!(unlimited.remaining(), 0, "{}", outcome.render());
 }
+
+#[tokio::test]
+async fn max_repeated_tool_calls_sets_the_loop_guard_and_0_turns_it_off() {
+    let looping = || {
+        ScriptedModel::new("local")
+            .then_call("get_weather", json!({"city": "Tokyo"}))
+            .then_call("get_weather", json!({"city": "Tokyo"}))
+            .then_call("get_weather", json!({"city": "Tokyo"}))
+            .then_text("Sunny in Tokyo.")
+    };
+    let load = |model: ScriptedModel, path: &'static str| async move {
+        AgentLoader::new()
+            .function_tool(weather_tool())
+            .model_resolver(ScriptedResolver::new().serve("local", model))
+            .load(fixture(path))
+            .await
+            .unwrap_or_else(|error| panic!("{error}"))
+    };
+
+    let strict = looping();
+    let root = load(strict.clone(), "keys/repeated_calls").await;
+    let outcome = run(&runner(root), "Weather in Tokyo?").await;
+    expect![[r#"
+        weather_agent: call get_weather {"city":"Tokyo"}
+        weather_agent: response get_weather {"result":"Sunny in Tokyo."}
+        weather_agent: call get_weather {"city":"Tokyo"}
+        weather_agent: response get_weather {"error":"tool 'get_weather' was not run: it was called with these arguments 2 times in this turn, more than allowed, so the turn ends here."}
+        weather_agent: "Stopped: the model called get_weather with the same arguments 2 times in this turn instead of answering. The results it got are above; ask again, or ask differently." error REPEATED_TOOL_CALLS
+    "#]]
+    .assert_eq(&outcome.render());
+    assert_eq!(strict.remaining(), 2, "the turn went on after the guard");
+
+    let unguarded = looping();
+    let root = load(unguarded.clone(), "keys/repeated_calls/unguarded.yaml").await;
+    let outcome = run(&runner(root), "Weather in Tokyo?").await;
+    assert!(outcome.error.is_none(), "{}", outcome.render());
+    assert_eq!(unguarded.remaining(), 0, "{}", outcome.render());
+    assert_eq!(
+        outcome.render().matches("Sunny in Tokyo.").count(),
+        4,
+        "three runs of the tool and the answer: {}",
+        outcome.render()
+    );
+}

@@ -29,8 +29,8 @@ pub mod internal {
 }
 
 pub use agent::context::{
-    CallbackContext, DEFAULT_MAX_TOOL_RESULT_BYTES, InvocationContext, InvocationContextBuilder,
-    ReadonlyContext, RunConfig, Services,
+    CallbackContext, DEFAULT_MAX_REPEATED_TOOL_CALLS, DEFAULT_MAX_TOOL_RESULT_BYTES,
+    InvocationContext, InvocationContextBuilder, ReadonlyContext, RunConfig, Services,
 };
 pub use agent::{Agent, AgentTree, EventStream, IntoAgent, USER_AUTHOR};
 pub use content::{

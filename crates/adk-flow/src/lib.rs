@@ -40,6 +40,7 @@ pub use mode::AgentMode;
 pub use node_paths::{agent_path, next_run_id};
 pub use planner::{BuiltInPlanner, IntoPlanner, PlanReActPlanner, Planner};
 pub use plugin::{IntoPlugin, Plugin};
+pub use step::REPEATED_TOOL_CALLS;
 pub use tool_calls::{ToolInvoker, ToolMap, ToolResponses, assign_call_ids};
 
 /// What the runner hands the flow through an invocation's data (its plugins, whether tools may

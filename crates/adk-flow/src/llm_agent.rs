@@ -409,13 +409,37 @@ impl LlmAgentBuilder {
         self
     }
 
-    /// Guards against a model that loops: the agent runs a tool with the same arguments at most
-    /// `limit` times (at least 1) in one invocation, and answers every later such call with an
-    /// error function response saying so, without running the tool. Off by default; when unset,
+    /// The loop guard, against a model that calls a tool again instead of answering: in one
+    /// invocation the agent answers the calls of a tool with the same arguments from at most
+    /// `limit` model responses. The first runs the tool; each later one gets the latest result
+    /// back with a note telling the model to answer, without running the tool again (unless
+    /// another tool ran since, which may have changed the answer); the call after the limit is refused
+    /// and ends the agent's turn with a final event saying why (error code
+    /// [`REPEATED_TOOL_CALLS`](crate::REPEATED_TOOL_CALLS)). `0` turns the guard off, for tools
+    /// whose repeated calls mean something (polling a status, say). When unset,
     /// [`RunConfig::max_repeated_tool_calls`](adk_core::RunConfig::max_repeated_tool_calls)
-    /// applies. Meant for weak models, which may call a tool again after each answer.
+    /// applies: [`DEFAULT_MAX_REPEATED_TOOL_CALLS`](adk_core::DEFAULT_MAX_REPEATED_TOOL_CALLS)
+    /// unless the run sets another.
+    ///
+    /// ```
+    /// use adk_core::testing::ScriptedModel;
+    /// use adk_flow::LlmAgent;
+    ///
+    /// // A model that loops is stopped at its second identical call.
+    /// let strict = LlmAgent::builder("strict")
+    ///     .model(ScriptedModel::new("scripted"))
+    ///     .max_repeated_tool_calls(1)
+    ///     .build()?;
+    /// // An agent that polls a tool on purpose turns the guard off.
+    /// let polling = LlmAgent::builder("poller")
+    ///     .model(ScriptedModel::new("scripted"))
+    ///     .max_repeated_tool_calls(0)
+    ///     .build()?;
+    /// # let _ = (strict, polling);
+    /// # Ok::<(), adk_core::Error>(())
+    /// ```
     pub fn max_repeated_tool_calls(mut self, limit: u32) -> Self {
-        self.agent.max_repeated_tool_calls = Some(limit.max(1));
+        self.agent.max_repeated_tool_calls = Some(limit);
         self
     }
 

@@ -735,61 +735,149 @@ fn counted_weather_tool(runs: &Arc<AtomicUsize>) -> Arc<dyn adk_tool::Tool> {
     })
 }
 
-/// A model that asks for the weather in Tokyo three times, then in Paris, then answers.
-fn looping_model() -> ScriptedModel {
-    ScriptedModel::new("scripted")
-        .then_call("get_weather", json!({"city": "Tokyo"}))
-        .then_call("get_weather", json!({"city": "Tokyo"}))
-        .then_call("get_weather", json!({"city": "Tokyo"}))
+/// The text of the run's last event.
+fn final_text(run: &AgentRun) -> String {
+    assert!(run.error.is_none(), "{:?}", run.error);
+    run.events
+        .last()
+        .and_then(|event| event.content())
+        .and_then(Content::text)
+        .unwrap_or_default()
+}
+
+/// A model that asks for the weather in Tokyo `times` times, then in Paris, then answers.
+fn looping_model(times: usize) -> ScriptedModel {
+    (0..times)
+        .fold(ScriptedModel::new("scripted"), |model, _| {
+            model.then_call("get_weather", json!({"city": "Tokyo"}))
+        })
         .then_call("get_weather", json!({"city": "Paris"}))
         .then_text("Rainy in Tokyo and Paris.")
 }
 
 #[tokio::test]
-async fn a_call_repeated_with_the_same_arguments_past_the_limit_is_refused() {
+async fn a_repeated_call_gets_its_first_result_back_and_past_the_limit_ends_the_turn() {
     let runs = Arc::new(AtomicUsize::new(0));
-    let guarded = agent("weather", &looping_model())
+    let model = looping_model(3);
+    let guarded = agent("weather", &model)
         .tool(counted_weather_tool(&runs))
         .max_repeated_tool_calls(2)
         .build()
         .unwrap();
     // The agent's own limit wins over the run's.
-    let config = RunConfig::default().with_max_repeated_tool_calls(1);
+    let config = RunConfig::default().with_max_repeated_tool_calls(5);
     check(
         &run_with(guarded, "Weather in Tokyo?", config).await,
         expect![[r#"
         weather: call get_weather {"city":"Tokyo"}
         weather: response get_weather {"city":"Tokyo","weather":"rainy"}
         weather: call get_weather {"city":"Tokyo"}
-        weather: response get_weather {"city":"Tokyo","weather":"rainy"}
+        weather: response get_weather {"city":"Tokyo","note":"You already called get_weather with these arguments in this turn, and this is the result it gave; the tool was not run again. Answer the user with this result now instead of calling the tool again.","weather":"rainy"}
         weather: call get_weather {"city":"Tokyo"}
-        weather: response get_weather {"error":"tool 'get_weather' was not run: it already ran 2 times with these arguments in this turn, the most allowed. Use the results it gave to answer the user, or call a tool with different arguments."}
-        weather: call get_weather {"city":"Paris"}
-        weather: response get_weather {"city":"Paris","weather":"rainy"}
-        weather: "Rainy in Tokyo and Paris."
+        weather: response get_weather {"error":"tool 'get_weather' was not run: it was called with these arguments 3 times in this turn, more than allowed, so the turn ends here."}
+        weather: "Stopped: the model called get_weather with the same arguments 3 times in this turn instead of answering. The results it got are above; ask again, or ask differently." error REPEATED_TOOL_CALLS
     "#]],
     );
-    assert_eq!(runs.load(Ordering::SeqCst), 3, "Tokyo twice, Paris once");
-
-    // Off by default: every call runs.
-    let runs = Arc::new(AtomicUsize::new(0));
-    let unguarded = agent("weather", &looping_model())
-        .tool(counted_weather_tool(&runs))
-        .build()
-        .unwrap();
-    let run = run(unguarded, "Weather in Tokyo?").await;
-    assert!(run.error.is_none(), "{:?}", run.error);
-    assert_eq!(runs.load(Ordering::SeqCst), 4);
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the tool ran once");
+    assert_eq!(
+        model.remaining(),
+        2,
+        "the model was not called after the guard"
+    );
 }
 
 #[tokio::test]
-async fn the_run_config_limit_guards_agents_without_their_own_and_parallel_calls() {
+async fn the_guard_is_on_by_default_for_every_agent() {
+    // Three identical calls are answered (one run, two results given back); the fourth ends
+    // the turn.
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = looping_model(5);
+    let looped = run(
+        agent("weather", &model)
+            .tool(counted_weather_tool(&runs))
+            .build()
+            .unwrap(),
+        "Weather in Tokyo?",
+    )
+    .await;
+    assert!(looped.error.is_none(), "{:?}", looped.error);
+    let last = looped.events.last().unwrap();
+    assert_eq!(
+        last.response.error_code.as_deref(),
+        Some(adk_flow::REPEATED_TOOL_CALLS)
+    );
+    assert!(last.is_final_response());
+    assert_eq!(
+        last.content().and_then(Content::text).as_deref(),
+        Some(
+            "Stopped: the model called get_weather with the same arguments 4 times in this turn \
+             instead of answering. The results it got are above; ask again, or ask differently."
+        )
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        model.remaining(),
+        3,
+        "the fifth call, Paris and the answer were never asked for"
+    );
+    assert_eq!(
+        RunConfig::default().max_repeated_tool_calls,
+        Some(adk_core::DEFAULT_MAX_REPEATED_TOOL_CALLS)
+    );
+
+    // A model that repeats itself less than that answers as it would without the guard, and
+    // other arguments run the tool.
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = looping_model(3);
+    let answered = run(
+        agent("weather", &model)
+            .tool(counted_weather_tool(&runs))
+            .build()
+            .unwrap(),
+        "Weather in Tokyo?",
+    )
+    .await;
+    assert_eq!(final_text(&answered), "Rainy in Tokyo and Paris.");
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "Tokyo once, Paris once");
+}
+
+#[tokio::test]
+async fn a_limit_of_0_turns_the_guard_off() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let unguarded = agent("weather", &looping_model(5))
+        .tool(counted_weather_tool(&runs))
+        .max_repeated_tool_calls(0)
+        .build()
+        .unwrap();
+    let unguarded = run(unguarded, "Weather in Tokyo?").await;
+    assert_eq!(final_text(&unguarded), "Rainy in Tokyo and Paris.");
+    assert_eq!(runs.load(Ordering::SeqCst), 6, "every call ran");
+
+    // The run config turns it off for agents that set no limit.
+    let runs = Arc::new(AtomicUsize::new(0));
+    let off = run_with(
+        agent("weather", &looping_model(5))
+            .tool(counted_weather_tool(&runs))
+            .build()
+            .unwrap(),
+        "Weather in Tokyo?",
+        RunConfig::default().with_max_repeated_tool_calls(0),
+    )
+    .await;
+    assert_eq!(final_text(&off), "Rainy in Tokyo and Paris.");
+    assert_eq!(runs.load(Ordering::SeqCst), 6);
+}
+
+#[tokio::test]
+async fn identical_calls_of_one_response_all_run_and_count_once() {
     let runs = Arc::new(AtomicUsize::new(0));
     let model = ScriptedModel::new("scripted")
         .then_calls(&[
             ("get_weather", json!({"city": "Tokyo"})),
             ("get_weather", json!({"city": "Tokyo"})),
         ])
+        .then_call("get_weather", json!({"city": "Tokyo"}))
+        .then_call("get_weather", json!({"city": "Tokyo"}))
         .then_text("Rainy in Tokyo.");
     let run = run_with(
         agent("weather", &model)
@@ -797,16 +885,57 @@ async fn the_run_config_limit_guards_agents_without_their_own_and_parallel_calls
             .build()
             .unwrap(),
         "Tokyo?",
-        RunConfig::default().with_max_repeated_tool_calls(1),
+        RunConfig::default().with_max_repeated_tool_calls(2),
     )
     .await;
+    // The run config's limit guards an agent without its own: the second response is the
+    // second call, given the result back; the third ends the turn.
     check(
         &run,
         expect![[r#"
         weather: call get_weather {"city":"Tokyo"} call get_weather {"city":"Tokyo"}
-        weather: response get_weather {"city":"Tokyo","weather":"rainy"} response get_weather {"error":"tool 'get_weather' was not run: it already ran once with these arguments in this turn, the most allowed. Use the results it gave to answer the user, or call a tool with different arguments."}
-        weather: "Rainy in Tokyo."
+        weather: response get_weather {"city":"Tokyo","weather":"rainy"} response get_weather {"city":"Tokyo","weather":"rainy"}
+        weather: call get_weather {"city":"Tokyo"}
+        weather: response get_weather {"city":"Tokyo","note":"You already called get_weather with these arguments in this turn, and this is the result it gave; the tool was not run again. Answer the user with this result now instead of calling the tool again.","weather":"rainy"}
+        weather: call get_weather {"city":"Tokyo"}
+        weather: response get_weather {"error":"tool 'get_weather' was not run: it was called with these arguments 3 times in this turn, more than allowed, so the turn ends here."}
+        weather: "Stopped: the model called get_weather with the same arguments 3 times in this turn instead of answering. The results it got are above; ask again, or ask differently." error REPEATED_TOOL_CALLS
     "#]],
     );
-    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        2,
+        "both calls of the first response ran"
+    );
+}
+
+#[tokio::test]
+async fn a_repeat_after_another_tool_ran_runs_the_tool_again() {
+    // Another call may change what the tool answers (a record deleted, say): the repeat is
+    // counted but not answered from the earlier result.
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new("scripted")
+        .then_call("get_weather", json!({"city": "Tokyo"}))
+        .then_call("get_weather", json!({"city": "Paris"}))
+        .then_call("get_weather", json!({"city": "Tokyo"}))
+        .then_text("Rainy in Tokyo and Paris.");
+    let run = run(
+        agent("weather", &model)
+            .tool(counted_weather_tool(&runs))
+            .build()
+            .unwrap(),
+        "Tokyo and Paris?",
+    )
+    .await;
+    assert_eq!(final_text(&run), "Rainy in Tokyo and Paris.");
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        3,
+        "Tokyo ran again after Paris"
+    );
+    assert!(
+        !run.render().contains("You already called"),
+        "{}",
+        run.render()
+    );
 }

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use adk_config::{AgentLoader, EnvModelResolver, ModelResolver, ModelSpec, ROOT_AGENT_FILE};
-use adk_core::{Agent, Error, ErrorKind, Llm, RunConfig};
+use adk_core::{Agent, Content, Error, ErrorKind, Event, Llm, RunConfig};
+use adk_runner::{LlmSummarizer, Summarizer};
 use adk_tool::Tool;
 use async_trait::async_trait;
 use parking_lot::Mutex;
@@ -77,13 +78,16 @@ pub(crate) struct BuiltApps {
 }
 
 impl BuiltApps {
-    /// The settings runs start from: the loop guard when the local model is in use.
+    /// The settings runs start from: the loop guard's limit the command line sets.
     pub(crate) fn run_config(&self) -> RunConfig {
-        let config = RunConfig::default();
-        match self.models.max_repeated_tool_calls() {
-            Some(limit) => config.with_max_repeated_tool_calls(limit),
-            None => config,
-        }
+        RunConfig::default().with_max_repeated_tool_calls(self.models.args.max_repeated_tool_calls)
+    }
+
+    /// What answers a context overflow by summarizing the session's earlier history, unless the
+    /// command line turned that off: the model the command line made ready writes the summary.
+    pub(crate) fn overflow_summarizer(&self) -> Option<Arc<dyn Summarizer>> {
+        (!self.models.args.no_overflow_compaction)
+            .then(|| Arc::new(ReadyModelSummarizer(self.models.clone())) as Arc<dyn Summarizer>)
     }
 
     /// The model the flags and the environment choose, made ready now if no app needed it yet
@@ -123,6 +127,7 @@ pub(crate) async fn build(
         chosen: OnceCell::new(),
         local: OnceCell::new(),
         resolved: Mutex::new(BTreeSet::new()),
+        first_resolved: Mutex::new(None),
     });
     let loader = function_tools.iter().fold(
         AgentLoader::new()
@@ -181,6 +186,8 @@ struct Models {
     local: OnceCell<ChosenModel>,
     /// The names of the hosted models YAML agents were given.
     resolved: Mutex<BTreeSet<String>>,
+    /// The first hosted model a YAML agent was given.
+    first_resolved: Mutex<Option<Arc<dyn Llm>>>,
 }
 
 impl Models {
@@ -192,7 +199,7 @@ impl Models {
 
     async fn local(&self) -> Result<&ChosenModel, LaunchError> {
         if let Some(chosen) = self.chosen.get()
-            && chosen.max_repeated_tool_calls.is_some()
+            && chosen.is_local()
         {
             // The chosen model is the local one already: one server is enough.
             return Ok(chosen);
@@ -200,12 +207,35 @@ impl Models {
         self.local.get_or_try_init(model::local_model).await
     }
 
-    /// The loop guard of the local model, when it is in use.
-    fn max_repeated_tool_calls(&self) -> Option<u32> {
-        [self.chosen.get(), self.local.get()]
+    /// The model that writes summaries: one the command made ready already (the chosen one, the
+    /// local one, or the first a YAML agent named), else the chosen one, made ready now.
+    async fn summary_model(&self) -> Result<Arc<dyn Llm>, LaunchError> {
+        let ready = [self.chosen.get(), self.local.get()]
             .into_iter()
             .flatten()
-            .find_map(|model| model.max_repeated_tool_calls)
+            .map(|model| model.llm.clone())
+            .next()
+            .or_else(|| self.first_resolved.lock().clone());
+        match ready {
+            Some(llm) => Ok(llm),
+            None => Ok(self.chosen().await?.llm.clone()),
+        }
+    }
+}
+
+/// Summarizes a session whose request overflowed the model's context window, with the model the
+/// command made ready (see [`Models::summary_model`]) and the runner's default prompt.
+struct ReadyModelSummarizer(Arc<Models>);
+
+#[async_trait]
+impl Summarizer for ReadyModelSummarizer {
+    async fn summarize(&self, events: &[&Event]) -> adk_core::Result<Option<Content>> {
+        let llm = self
+            .0
+            .summary_model()
+            .await
+            .map_err(|error| Error::new(ErrorKind::Config, error.one_line()))?;
+        LlmSummarizer::new(llm).summarize(events).await
     }
 }
 
@@ -233,6 +263,10 @@ impl ModelResolver for SharedModels {
             other => {
                 let llm = EnvModelResolver::new().resolve(other).await?;
                 models.resolved.lock().insert(llm.name().to_owned());
+                models
+                    .first_resolved
+                    .lock()
+                    .get_or_insert_with(|| llm.clone());
                 Ok(llm)
             }
         }

@@ -341,7 +341,7 @@ pub(crate) struct ReplicaArgs {
     pub(crate) shutdown_grace: Duration,
 }
 
-/// Which model the agents talk to.
+/// Which model the agents talk to, and how runs hold up when it misbehaves.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ModelArgs {
     /// The model provider; by default chosen from the environment.
@@ -358,6 +358,18 @@ pub(crate) struct ModelArgs {
     /// Fail instead of starting the local model when no provider is configured.
     #[arg(long, env = "ADK_NO_LOCAL_MODEL")]
     pub(crate) no_local_model: bool,
+
+    /// The loop guard, for agents that set none of their own: how many calls of one tool with
+    /// the same arguments a model gets answered in one turn (the first runs the tool, the later
+    /// ones get its result back with a note to answer); the next ends the turn with a message
+    /// saying so. 0 turns the guard off.
+    #[arg(long, env = "ADK_MAX_REPEATED_TOOL_CALLS", default_value_t = adk_core::DEFAULT_MAX_REPEATED_TOOL_CALLS)]
+    pub(crate) max_repeated_tool_calls: u32,
+
+    /// Let a request longer than the model's context window fail the turn, instead of
+    /// summarizing the session's earlier history once and asking again.
+    #[arg(long, env = "ADK_NO_OVERFLOW_COMPACTION")]
+    pub(crate) no_overflow_compaction: bool,
 }
 
 /// A model provider.

@@ -26,16 +26,17 @@ pub(crate) const NOTHING_CONFIGURED: &str = "no model is configured. Set GOOGLE_
     model with --model or ADK_MODEL (`claude-sonnet-4-5`, `openai/responses/gpt-5-mini`, ...); or \
     drop --no-local-model to use the local SmolLM2 model";
 
-/// How many times an agent may run one tool with the same arguments in one turn on the local
-/// model: SmolLM2 may call a tool again after each answer instead of answering the user.
-const LOCAL_MAX_REPEATED_TOOL_CALLS: u32 = 2;
-
 /// The model a session talks to, and the local server that serves it, if any (stopped on drop).
 pub(crate) struct ChosenModel {
     pub(crate) llm: Arc<dyn Llm>,
-    /// The loop guard the run config sets for this model (`RunConfig::max_repeated_tool_calls`).
-    pub(crate) max_repeated_tool_calls: Option<u32>,
     _local_server: Option<LocalServer>,
+}
+
+impl ChosenModel {
+    /// Whether this is the local model, served by its own server.
+    pub(crate) fn is_local(&self) -> bool {
+        self._local_server.is_some()
+    }
 }
 
 /// The model the flags and the environment ask for; the local model when none is configured.
@@ -55,7 +56,6 @@ pub(crate) async fn choose(args: &ModelArgs) -> Result<ChosenModel, LaunchError>
                 })?;
             Ok(ChosenModel {
                 llm,
-                max_repeated_tool_calls: None,
                 _local_server: None,
             })
         }
@@ -144,7 +144,6 @@ async fn local() -> Result<ChosenModel, LaunchError> {
         })?;
     Ok(ChosenModel {
         llm: Arc::new(llm),
-        max_repeated_tool_calls: Some(LOCAL_MAX_REPEATED_TOOL_CALLS),
         _local_server: Some(server),
     })
 }
@@ -162,6 +161,8 @@ mod tests {
             provider,
             model: model.map(str::to_owned),
             no_local_model: false,
+            max_repeated_tool_calls: adk_core::DEFAULT_MAX_REPEATED_TOOL_CALLS,
+            no_overflow_compaction: false,
         }
     }
 

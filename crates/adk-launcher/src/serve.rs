@@ -69,7 +69,9 @@ pub(crate) async fn serve(
     let runners = built
         .apps
         .iter()
-        .map(|(name, agent)| services.runner(name, agent.clone(), false))
+        .map(|(name, agent)| {
+            services.runner(name, agent.clone(), false, built.overflow_summarizer())
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let app_names: Vec<&str> = built.apps.iter().map(|(name, _)| name.as_str()).collect();
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use adk_core::{Agent, ArtifactService, MemoryService, SessionService};
-use adk_runner::Runner;
+use adk_runner::{Runner, Summarizer};
 use adk_session::{
     FileArtifactService, InMemoryArtifactService, InMemoryMemoryService, InMemorySessionService,
     PostgresSettings, SqliteMemoryService, SqliteSessionService,
@@ -27,21 +27,27 @@ pub(crate) struct Services {
 
 impl Services {
     /// A runner for `agent` as the app `app_name` on these services; `auto_create` creates
-    /// sessions on first use (the terminal does; the API server, like ADK's, does not).
+    /// sessions on first use (the terminal does; the API server, like ADK's, does not), and
+    /// `overflow` answers a context overflow by compaction.
     pub(crate) fn runner(
         &self,
         app_name: &str,
         agent: Arc<dyn Agent>,
         auto_create: bool,
+        overflow: Option<Arc<dyn Summarizer>>,
     ) -> Result<Runner, LaunchError> {
-        Runner::builder(app_name, agent, self.sessions.clone())
+        let builder = Runner::builder(app_name, agent, self.sessions.clone())
             .artifact_service(self.artifacts.clone())
             .memory_service(self.memory.clone())
-            .auto_create_session(auto_create)
-            .build()
-            .context(LaunchErrorKind::Agent, || {
-                format!("cannot set up a runner for {app_name}")
-            })
+            .auto_create_session(auto_create);
+        match overflow {
+            Some(summarizer) => builder.overflow_compaction(summarizer),
+            None => builder,
+        }
+        .build()
+        .context(LaunchErrorKind::Agent, || {
+            format!("cannot set up a runner for {app_name}")
+        })
     }
 }
 

@@ -49,7 +49,7 @@ pub(crate) async fn run(
     .await?;
     let services = store::open(&args.services).await?;
     let (app_name, agent) = built.apps[0].clone();
-    let runner = services.runner(&app_name, agent, true)?;
+    let runner = services.runner(&app_name, agent, true, built.overflow_summarizer())?;
     let session_id = choose_session(&args, services.sessions.as_ref(), &app_name).await?;
     println!(
         "adk: {app_name} on {}, {}, session {session_id}",
@@ -177,7 +177,7 @@ impl Session {
             }
             let mut request = self.request().message(Content::user(line));
             loop {
-                let confirmations = self.turn(request).await?;
+                let confirmations = self.turn(request).await;
                 if confirmations.is_empty() {
                     break;
                 }
@@ -193,7 +193,11 @@ impl Session {
     }
 
     /// Runs one request to its end, printing as events come; returns the confirmations asked for.
-    async fn turn(&mut self, request: RunRequest) -> Result<Vec<Confirmation>, LaunchError> {
+    ///
+    /// A turn that fails (the model refused the request, a tool's hook failed, the store went
+    /// away) is reported and asks for nothing: the session keeps what the turn stored, and the
+    /// conversation goes on with the next message.
+    async fn turn(&mut self, request: RunRequest) -> Vec<Confirmation> {
         let spinner = self.spinner();
         let mut transcript = Transcript::default();
         let mut events = Box::pin(self.runner.run_request(request));
@@ -201,11 +205,22 @@ impl Session {
             if let Some(spinner) = &spinner {
                 spinner.finish_and_clear();
             }
-            let event = event.context(LaunchErrorKind::Run, || "the agent failed".to_owned())?;
-            transcript.show(&event);
+            match event {
+                Ok(event) => transcript.show(&event),
+                Err(error) => {
+                    transcript.end_line();
+                    let failure =
+                        LaunchError::with_source(LaunchErrorKind::Run, "the agent failed", error);
+                    eprintln!(
+                        "adk: {}; the session is kept, so send the next message",
+                        printable(&failure.one_line())
+                    );
+                    return Vec::new();
+                }
+            }
         }
         transcript.end_line();
-        Ok(transcript.confirmations)
+        transcript.confirmations
     }
 
     /// Asks about each confirmation and returns the user's answers.

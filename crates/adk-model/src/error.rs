@@ -287,9 +287,9 @@ fn lost_before_response(error: &reqwest::Error) -> Option<&(dyn std::error::Erro
 }
 
 /// What providers say when a request exceeds the context window, in the bodies of errors whose
-/// code does not say it: llama.cpp's error type (its `code` is the HTTP status, so the type is not
-/// the provider status read first), the messages of llama.cpp servers before that type existed,
-/// and Gemini's message for an input over the model's token limit.
+/// code does not say it: llama.cpp's error type (also read as the provider status, since its
+/// `code` only repeats the HTTP status), the messages of llama.cpp servers before that type
+/// existed, and Gemini's message for an input over the model's token limit.
 const CONTEXT_OVERFLOW_MARKERS: [&str; 5] = [
     "context_length_exceeded",
     "exceed_context_size_error",

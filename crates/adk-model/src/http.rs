@@ -350,14 +350,18 @@ pub(crate) fn provider_error(status: u16, body: String, url: &str) -> Error {
         .and_then(|error| error.get("message"))
         .and_then(serde_json::Value::as_str)
         .map(str::to_owned);
+    // A code that only repeats the HTTP status (llama.cpp and others send `"code": 400`) says
+    // nothing new: the next key names the error instead, and the message states the status once.
+    let http_status = status.to_string();
     let provider_status = error.and_then(|error| {
         ["status", "code", "type"]
             .iter()
-            .find_map(|key| match error.get(*key)? {
+            .filter_map(|key| match error.get(*key)? {
                 serde_json::Value::String(text) => Some(text.clone()),
                 serde_json::Value::Number(number) => Some(number.to_string()),
                 _ => None,
             })
+            .find(|code| *code != http_status)
     });
     let advice = match status {
         401 | 403 => "check the API key and that it may use this model",
@@ -424,6 +428,39 @@ mod tests {
             "{plain}"
         );
         assert_eq!(plain.provider_status(), None);
+    }
+
+    #[test]
+    fn a_code_that_repeats_the_http_status_is_not_shown_twice() {
+        // llama.cpp's answer to a request longer than its context window.
+        let overflow = provider_error(
+            400,
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error"}}"#.into(),
+            "http://h/v1/chat/completions",
+        );
+        let text = overflow.to_string();
+        assert!(
+            text.contains("answered HTTP 400 exceed_context_size_error: the request exceeds"),
+            "{text}"
+        );
+        assert_eq!(text.matches("400").count(), 1, "{text}");
+        assert_eq!(
+            overflow.provider_status(),
+            Some("exceed_context_size_error")
+        );
+
+        // A code alone that repeats the status is left out.
+        let bare = provider_error(
+            503,
+            r#"{"error":{"code":503,"message":"loading model"}}"#.into(),
+            "http://h/v1/chat/completions",
+        );
+        assert!(
+            bare.to_string()
+                .contains("answered HTTP 503: loading model"),
+            "{bare}"
+        );
+        assert_eq!(bare.provider_status(), None);
     }
 
     #[test]

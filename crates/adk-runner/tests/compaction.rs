@@ -310,13 +310,31 @@ async fn the_llm_summarizer_asks_its_model_with_the_events_rendered() {
     .assert_eq(&contents(&model.requests()[0]));
 }
 
-/// A runner whose compaction never triggers after an invocation, so that only an overflow
-/// compacts.
+/// A runner that compacts only on an overflow (`RunnerBuilder::overflow_compaction`), never
+/// after an invocation.
 fn overflow_only(model: &ScriptedModel, summarizer: Arc<ScriptedSummarizer>) -> Runner {
     runner(Arc::new(agent("agent", model).build().unwrap()))
-        .compaction(CompactionConfig::new(summarizer).sliding_window(1_000, 0))
+        .overflow_compaction(summarizer)
         .build()
         .unwrap()
+}
+
+#[tokio::test]
+async fn a_compaction_config_answers_an_overflow_too() {
+    let model = ScriptedModel::new("m")
+        .then_text("a1")
+        .then_fail_with(ErrorKind::ContextOverflow, "the prompt is too long")
+        .then_text("a2");
+    let summarizer = Arc::new(ScriptedSummarizer::default());
+    let runner = runner(Arc::new(agent("agent", &model).build().unwrap()))
+        .compaction(CompactionConfig::new(summarizer.clone()).sliding_window(1_000, 0))
+        .build()
+        .unwrap();
+    assert!(run(&runner, "q1").await.error.is_none());
+    let outcome = run(&runner, "q2").await;
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    assert_eq!(text_of(outcome.last()), "a2");
+    assert_eq!(*summarizer.windows.lock(), [2]);
 }
 
 #[tokio::test]

@@ -96,7 +96,10 @@ async fn the_llm_call_limit_ends_the_run_with_a_typed_error() {
     let outcome = run_with(
         &runner,
         Content::user("ping forever"),
-        RunConfig::default().with_max_llm_calls(2),
+        // The loop guard would end this turn first; the limit on model calls is what is tested.
+        RunConfig::default()
+            .with_max_llm_calls(2)
+            .with_max_repeated_tool_calls(0),
     )
     .await;
     check(

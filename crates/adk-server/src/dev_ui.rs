@@ -1,7 +1,7 @@
 //! Getting the adk-web dev UI: its built files ship inside ADK Python's `google-adk` wheel on
 //! PyPI. [`fetch`] downloads that wheel once with pip (pinned version, checked sha256), unpacks
-//! only the UI's directory into the user cache, and returns where it is. Nothing of it is part of
-//! this repository.
+//! only the UI's directory into the user cache, adds its icon fonts from npm (see
+//! `icon_fonts.rs`), and returns where it is. Nothing of it is part of this repository.
 
 use std::path::{Path, PathBuf};
 
@@ -65,11 +65,26 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 /// Makes sure the dev UI is in `dir` (see [`default_dir`]) and returns `dir`. The first call
-/// downloads the pinned `google-adk` wheel with pip and unpacks the UI; later calls find it there.
-/// Concurrent callers (processes too) wait for one download through a lock file.
+/// downloads the pinned `google-adk` wheel with pip and unpacks the UI, then adds the icon fonts
+/// the UI would otherwise load from Google Fonts (pinned npm packages, fetched with `npm pack`,
+/// into `dir/fonts/`, with the page pointed at them); later calls find them there. Concurrent
+/// callers (processes too) wait for one download through a lock file. Without npm the UI is
+/// served all the same, with a warning that its icons need the internet.
 pub async fn fetch(dir: &Path) -> Result<PathBuf, ServerError> {
+    let python = download_ui(dir).await?;
+    if let Err(error) = crate::icon_fonts::install(dir, python.as_deref()).await {
+        tracing::warn!(
+            %error,
+            "the dev UI's icon fonts are not installed: without the internet its icons show as words"
+        );
+    }
+    Ok(dir.to_owned())
+}
+
+/// Downloads and unpacks the UI into `dir` unless it is there; returns the Python it used.
+async fn download_ui(dir: &Path) -> Result<Option<String>, ServerError> {
     if dir.join("index.html").is_file() {
-        return Ok(dir.to_owned());
+        return Ok(None);
     }
     let parent = dir.parent().unwrap_or(Path::new("."));
     tokio::fs::create_dir_all(parent)
@@ -77,7 +92,7 @@ pub async fn fetch(dir: &Path) -> Result<PathBuf, ServerError> {
         .map_err(|source| io_error(parent, source))?;
     let _lock = lock(&parent.join(".dev-ui.lock")).await?;
     if dir.join("index.html").is_file() {
-        return Ok(dir.to_owned());
+        return Ok(None);
     }
     let python = find_python().await?;
     let staging = tempdir_in(parent).await?;
@@ -132,10 +147,10 @@ pub async fn fetch(dir: &Path) -> Result<PathBuf, ServerError> {
         .await
         .map_err(|source| io_error(dir, source))?;
     let _ = tokio::fs::remove_dir_all(&staging).await;
-    Ok(dir.to_owned())
+    Ok(Some(python))
 }
 
-fn io_error(path: &Path, source: std::io::Error) -> ServerError {
+pub(crate) fn io_error(path: &Path, source: std::io::Error) -> ServerError {
     ServerError::DevUiIo {
         path: path.to_owned(),
         source,
@@ -143,7 +158,7 @@ fn io_error(path: &Path, source: std::io::Error) -> ServerError {
 }
 
 /// Holds an exclusive lock on `path` until dropped (waiting on a blocking thread).
-async fn lock(path: &Path) -> Result<std::fs::File, ServerError> {
+pub(crate) async fn lock(path: &Path) -> Result<std::fs::File, ServerError> {
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -174,7 +189,7 @@ async fn tempdir_in(parent: &Path) -> Result<PathBuf, ServerError> {
 }
 
 /// The first of `python3` and `python` that has pip.
-async fn find_python() -> Result<String, ServerError> {
+pub(crate) async fn find_python() -> Result<String, ServerError> {
     for python in ["python3", "python"] {
         let status = Command::new(python)
             .args(["-m", "pip", "--version"])
@@ -197,7 +212,7 @@ async fn find_python() -> Result<String, ServerError> {
 }
 
 /// Runs `command`; a failure is a [`ServerError::DevUi`] with `what` and the tail of its output.
-async fn run(command: &mut Command, what: &str) -> Result<(), ServerError> {
+pub(crate) async fn run(command: &mut Command, what: &str) -> Result<(), ServerError> {
     let output = command.output().await.map_err(|error| ServerError::DevUi {
         message: format!("{what}: {error}"),
     })?;

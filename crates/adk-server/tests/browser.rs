@@ -18,6 +18,51 @@ use support::{APP, TestServer};
 /// How long the UI may take to show something before the test gives up (a guard against hangs).
 const PATIENCE: Duration = Duration::from_secs(120);
 
+/// Measures the page's icons once its fonts are loaded: for each (up to 8) icon with a ligature
+/// name, the width its text is drawn at and the width of the same name in an ordinary font; and
+/// whether each icon font in use is loaded.
+const MEASURE_ICONS: &str = r#"
+if (document.fonts.status !== 'loaded') return null;
+const icons = [...document.querySelectorAll('mat-icon, .material-icons, .material-symbols-outlined')]
+  .filter((icon) => icon.getBoundingClientRect().width > 0 && icon.textContent.trim().length > 3);
+if (icons.length === 0) return null;
+const measured = icons.slice(0, 8).map((icon) => {
+  const style = getComputedStyle(icon);
+  const drawn = document.createRange();
+  drawn.selectNodeContents(icon);
+  const probe = document.createElement('span');
+  probe.style.cssText = `position:absolute;white-space:nowrap;font-family:sans-serif;font-size:${style.fontSize}`;
+  probe.textContent = icon.textContent.trim();
+  document.body.appendChild(probe);
+  const ligature = probe.getBoundingClientRect().width;
+  probe.remove();
+  return {name: icon.textContent.trim(), family: style.fontFamily, drawn: drawn.getBoundingClientRect().width, ligature};
+});
+const families = [...new Set(measured.map((icon) => icon.family.split(',')[0].trim()))];
+return {icons: measured, loaded: families.map((family) => [family, document.fonts.check(`24px ${family}`)])};
+"#;
+
+/// Asserts that the icon fonts loaded (from the UI's own folder: the test machine has no
+/// internet): an icon is drawn about as wide as it is tall, not as wide as its name written out.
+async fn assert_icons_are_drawn(browser: &Browser) {
+    let measured = browser
+        .wait_for(MEASURE_ICONS, "the page's icons and fonts", PATIENCE)
+        .await;
+    for family in measured["loaded"].as_array().expect("the fonts in use") {
+        assert_eq!(family[1], true, "{} is not loaded: {measured}", family[0]);
+    }
+    for icon in measured["icons"].as_array().expect("the icons measured") {
+        let drawn = icon["drawn"].as_f64().expect("a width");
+        let ligature = icon["ligature"].as_f64().expect("a width");
+        assert!(
+            drawn < ligature * 0.75,
+            "icon {} is drawn {drawn}px wide, about its name's width {ligature}px: the icon font \
+             did not load ({measured})",
+            icon["name"]
+        );
+    }
+}
+
 fn screenshots() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("adk-server-browser")
 }
@@ -53,6 +98,7 @@ async fn the_dev_ui_chats_with_an_agent_and_shows_its_events_and_trace() {
     browser
         .screenshot(&screenshots().join("2-answered.png"))
         .await;
+    assert_icons_are_drawn(&browser).await;
 
     // The events panel: as with ADK 2.x's server, the UI first draws the app's graph from
     // `build_graph_image` (the agent and its tools), then the info tab shows the function-call

@@ -30,10 +30,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[(
      does not make the expected get_weather(Tokyo) call",
 )];
 
-/// How many times the agent may run one tool with the same arguments in a turn, as the launcher
-/// sets it for the local model.
-const MAX_REPEATED_TOOL_CALLS: u32 = 2;
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_quickstart_eval_set_holds_its_floor_on_the_local_model() {
     let config = LocalModelConfig::from_env().expect("a cache directory");
@@ -59,7 +55,8 @@ async fn the_quickstart_eval_set_holds_its_floor_on_the_local_model() {
     let agent = quickstart::root_agent(model).expect("the agent builds");
     let mut evaluator = Evaluator::new(quickstart::APP_NAME, agent)
         .config(criteria)
-        .run_config(RunConfig::default().with_max_repeated_tool_calls(MAX_REPEATED_TOOL_CALLS));
+        // The launcher's settings: the loop guard at its default.
+        .run_config(RunConfig::default());
     for (name, metric) in metrics() {
         evaluator = evaluator.metric(name, metric);
     }

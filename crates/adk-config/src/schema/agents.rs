@@ -74,6 +74,13 @@ pub(crate) struct LlmAgentConfig {
     /// The tools the model may call.
     #[serde(default)]
     pub(crate) tools: Option<ToolList>,
+    /// The loop guard: how many calls of one tool with the same arguments the model gets
+    /// answered in one turn. The first runs the tool, the later ones get its result back with a
+    /// note to answer, and the call past the limit ends the turn with a message saying so. `0`
+    /// turns the guard off; by default 3 (the run's setting). An adk-rs key: ADK Python refuses
+    /// it.
+    #[serde(default)]
+    pub(crate) max_repeated_tool_calls: Option<u32>,
 }
 
 impl Section for LlmAgentConfig {

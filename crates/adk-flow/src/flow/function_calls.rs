@@ -16,6 +16,8 @@ use crate::step::Step;
 /// A call whose hooks fail (a plugin or callback returned an error) is answered with that error,
 /// and the error is kept in the step, which ends the run with it once the event is stored: its
 /// siblings may already have acted, so their results are stored rather than dropped with the run.
+/// A call repeated past the loop guard's limit leaves the message that ends the agent's turn in
+/// the step the same way.
 pub(super) async fn handle_function_calls(
     step: &Step,
     call_event: &Event,
@@ -32,6 +34,9 @@ pub(super) async fn handle_function_calls(
     let responses = invoker.run(call_event).await;
     if let Some(error) = responses.hook_error {
         step.hook_failure.lock().get_or_insert(error);
+    }
+    if let Some(message) = responses.stop {
+        step.loop_stop.lock().get_or_insert(message);
     }
     responses.event
 }

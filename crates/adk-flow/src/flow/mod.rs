@@ -54,6 +54,10 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             yield event;
         }
         step.check_hooks()?;
+        if let Some(event) = step.loop_stop_event() {
+            yield event;
+            return;
+        }
         processors::preprocess(&mut step, &mut request).await?;
         if ctx.is_ended() {
             return;
@@ -156,6 +160,11 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             }
             if let Some(event) = calls.confirmation_event.take() {
                 yield event;
+            }
+            // After the response event, so that the refused call is answered in the history.
+            if let Some(event) = step.loop_stop_event() {
+                yield event;
+                return;
             }
             // After the response event, so that a failed answer is stored before the run ends.
             if let Some(error) = calls.structured_error.take() {

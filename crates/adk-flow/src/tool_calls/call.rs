@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use adk_core::internal::InvocationControl as _;
 use adk_core::{
-    Error, ErrorKind, EventActions, FunctionCall, FunctionDeclaration, FunctionResponse, Part,
-    PartData, Result, ToolConfirmation,
+    Error, ErrorKind, EventActions, EventId, FunctionCall, FunctionDeclaration, FunctionResponse,
+    Part, PartData, Result, ToolConfirmation,
 };
 use adk_telemetry::ToolCall;
 use adk_tool::{Tool, ToolContext};
@@ -17,25 +17,29 @@ use futures::FutureExt as _;
 use serde_json::{Map, Value, json};
 use tracing::Instrument as _;
 
-use super::{ToolInvoker, ToolMap, repeated};
+use super::repeated::{self, Verdict};
+use super::{ToolInvoker, ToolMap};
 use crate::callbacks::first_answer;
 use crate::plugin::Plugins;
 
 /// What one call gave: its response part (none for a long-running tool that gave no result yet),
-/// the actions its tool recorded, and the tool's failure when no hook recovered from it. An error
-/// is a hook's (a plugin or a callback failed).
+/// the actions its tool recorded, the tool's failure when no hook recovered from it, and the
+/// message that ends the step when the call was repeated past the loop guard's limit. An error is
+/// a hook's (a plugin or a callback failed).
 pub(super) type Outcome = Result<CallOutcome>;
 
 pub(super) struct CallOutcome {
     pub(super) part: Option<Part>,
     pub(super) actions: EventActions,
     pub(super) failure: Option<Error>,
+    pub(super) stop: Option<String>,
 }
 
 /// Runs one call in its `execute_tool` span, recording its result, failure and duration.
 pub(super) async fn run(
     invoker: ToolInvoker<'_>,
     call: &FunctionCall,
+    response: &EventId,
     confirmation: Option<ToolConfirmation>,
 ) -> Outcome {
     let description = invoker
@@ -43,7 +47,7 @@ pub(super) async fn run(
         .get(&call.name)
         .map_or("", |tool| tool.description());
     let trace = ToolCall::start(invoker.ctx, description, call);
-    let outcome = run_hooked(invoker, call, confirmation, &trace)
+    let outcome = run_hooked(invoker, call, response, confirmation, &trace)
         .instrument(trace.span().clone())
         .await;
     match &outcome {
@@ -66,11 +70,13 @@ fn function_response_of(part: &Part) -> Option<&Map<String, Value>> {
 /// Runs one call: before-tool hooks, the tool (a failure, a panic or a timeout becomes an error
 /// result, which on-tool-error hooks may replace), then after-tool hooks; at each hook plugins run
 /// first. A call of an unknown tool goes to the on-tool-error hooks only, as ADK does, and is
-/// answered with an error naming the available tools unless one recovers; a call repeated past
-/// the loop guard's limit is answered with an error without any hook.
+/// answered with an error naming the available tools unless one recovers. A repeated call is
+/// answered by the loop guard without any hook: with the latest result while within the
+/// limit, with an error (and the message that ends the step) past it.
 async fn run_hooked(
     invoker: ToolInvoker<'_>,
     call: &FunctionCall,
+    response_id: &EventId,
     confirmation: Option<ToolConfirmation>,
     trace: &ToolCall,
 ) -> Outcome {
@@ -94,22 +100,35 @@ async fn run_hooked(
             part: Some(response_part(call, result)),
             actions: tool_ctx.take_actions(),
             failure,
+            stop: None,
         });
     };
-    if let Some(response) = repeated::refusal(ctx, invoker.max_repeated_calls, call) {
+    let verdict = repeated::verdict(ctx, invoker.max_repeated_calls, call, response_id);
+    let first = matches!(verdict, Verdict::First);
+    let (response, stop) = match verdict {
+        Verdict::Run | Verdict::First => (None, None),
+        Verdict::Replay(response) => (Some(response), None),
+        Verdict::Stop { response, message } => (Some(response), Some(message)),
+    };
+    if let Some(response) = response {
         return Ok(CallOutcome {
             part: Some(response_part(call, response)),
             actions: EventActions::default(),
             failure: None,
+            stop,
         });
     }
     let mut args = Value::Object(call.args.clone());
 
+    // Only an answer the tool (or a before-hook) gave is given back to a repeat: a failure,
+    // even one a hook recovered from, may pass, so a repeat runs the tool again.
+    let mut answered = true;
     let (result, failure) = match hooks.before(tool.as_ref(), &mut args).await? {
         Some(result) => (result, None),
         None => match run_tool(tool, tool_ctx.clone(), args.clone(), invoker.timeout).await {
             Ok(result) => (result, None),
             Err(error) => {
+                answered = false;
                 trace.record_error(&error);
                 hooks.recover(tool.as_ref(), &args, error).await?
             }
@@ -126,12 +145,17 @@ async fn run_hooked(
             part: None,
             actions,
             failure,
+            stop: None,
         });
+    }
+    if first && answered {
+        repeated::record(ctx, call, &result);
     }
     Ok(CallOutcome {
         part: Some(response_part(call, result)),
         actions,
         failure,
+        stop: None,
     })
 }
 

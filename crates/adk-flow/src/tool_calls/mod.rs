@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use adk_core::{
-    Content, Error, Event, EventActions, FunctionCall, FunctionCallId, InvocationContext, Role,
-    ToolConfirmation,
+    Content, Error, Event, EventActions, EventId, FunctionCall, FunctionCallId, InvocationContext,
+    Role, ToolConfirmation,
 };
 use adk_tool::Tool;
 use futures::StreamExt as _;
@@ -107,6 +107,11 @@ pub struct ToolResponses {
     /// The error a plugin or callback failed with. The response event holds the other calls'
     /// results, which may already have acted: store it, then end the run with this error.
     pub hook_error: Option<Error>,
+    /// Why the agent should stop: a call was repeated with the same arguments past the loop
+    /// guard's limit (see [`max_repeated_calls`](ToolInvoker::max_repeated_calls)). The response
+    /// event answers the call with an error; an `LlmAgent` then ends its turn with this message
+    /// instead of calling the model again.
+    pub stop: Option<String>,
 }
 
 impl<'a> ToolInvoker<'a> {
@@ -146,9 +151,13 @@ impl<'a> ToolInvoker<'a> {
         self
     }
 
-    /// The loop guard: the running agent runs a tool with the same arguments at most `limit`
-    /// times in the invocation, and every later such call is answered with an error without
-    /// running the tool. `None` leaves it to
+    /// The loop guard: the running agent's calls of a tool with the same arguments are answered
+    /// for at most `limit` model responses in the invocation (identical calls of one response
+    /// all run and count once). The first runs the tool; the later ones get the latest result
+    /// back with a note telling the model to answer, without running the tool again unless
+    /// another tool ran since; the call after the limit is answered with an error and sets
+    /// [`ToolResponses::stop`]. `0` turns
+    /// the guard off; `None` leaves it to
     /// [`RunConfig::max_repeated_tool_calls`](adk_core::RunConfig::max_repeated_tool_calls).
     #[must_use]
     pub fn max_repeated_calls(mut self, limit: Option<u32>) -> Self {
@@ -200,7 +209,10 @@ impl<'a> ToolInvoker<'a> {
         // `limit`. Collected first so that the stream's type names no closure: a closure over
         // borrowed calls inside a caller's `try_stream!` trips the compiler's higher-ranked
         // lifetime check.
-        let pending: Vec<_> = calls.iter().map(|&call| self.call(call)).collect();
+        let pending: Vec<_> = calls
+            .iter()
+            .map(|&call| self.call(call, &call_event.id))
+            .collect();
         let outcomes: Vec<_> = futures::stream::iter(pending)
             .buffered(limit)
             .collect()
@@ -211,12 +223,14 @@ impl<'a> ToolInvoker<'a> {
         let mut actions = EventActions::default();
         let mut failures = Vec::new();
         let mut hook_error = None;
+        let mut stop = None;
         for (call, outcome) in calls.iter().zip(outcomes) {
             match outcome {
                 Ok(outcome) => {
                     parts.extend(outcome.part);
                     actions.merge(outcome.actions);
                     failures.extend(outcome.failure);
+                    stop = stop.or(outcome.stop);
                 }
                 Err(error) => {
                     parts.push(call::response_part(call, json!({"error": error.message()})));
@@ -229,6 +243,7 @@ impl<'a> ToolInvoker<'a> {
                 event: None,
                 failures,
                 hook_error,
+                stop,
             };
         }
         let mut event = self.ctx.new_event().with_actions(actions);
@@ -241,16 +256,21 @@ impl<'a> ToolInvoker<'a> {
             event: Some(event),
             failures,
             hook_error,
+            stop,
         }
     }
 
-    fn call(&self, call: &'a FunctionCall) -> impl Future<Output = call::Outcome> + 'a {
+    fn call(
+        &self,
+        call: &'a FunctionCall,
+        response: &'a EventId,
+    ) -> impl Future<Output = call::Outcome> + 'a {
         let confirmation = call
             .id
             .as_ref()
             .and_then(|id| self.confirmations?.get(id))
             .cloned();
-        call::run(*self, call, confirmation)
+        call::run(*self, call, response, confirmation)
     }
 }
 

@@ -170,16 +170,18 @@ macro_rules! replay_cases {
 }
 pub(crate) use replay_cases;
 
-/// The recorded error envelope's status or code, as the adapter reports it.
-pub(crate) fn envelope_status(body: &Value) -> Option<String> {
+/// The recorded error envelope's status or code, as the adapter reports it: the first that does
+/// not merely repeat the HTTP status `status`.
+pub(crate) fn envelope_status(body: &Value, status: u16) -> Option<String> {
     let error = body.get("error")?;
     ["status", "code", "type"]
         .iter()
-        .find_map(|key| match error.get(*key)? {
+        .filter_map(|key| match error.get(*key)? {
             Value::String(text) => Some(text.clone()),
             Value::Number(number) => Some(number.to_string()),
             _ => None,
         })
+        .find(|code| *code != status.to_string())
 }
 
 /// Checks a failed call against a recorded error response: HTTP status, body and provider status.
@@ -192,7 +194,13 @@ pub(crate) fn assert_recorded_error(outcome: &Outcome, exchange: &Exchange) {
         .expect("recorded error bodies are JSON");
     assert_eq!(
         error.provider_status().map(str::to_owned),
-        envelope_status(&envelope)
+        envelope_status(&envelope, exchange.status)
+    );
+    // The status is stated once.
+    let status = exchange.status.to_string();
+    assert!(
+        !error.to_string().contains(&format!("{status} {status}")),
+        "{error}"
     );
     let message = envelope["error"]["message"]
         .as_str()

@@ -13,7 +13,7 @@ use adk_flow::internal::{OverflowCompaction, Plugins, ToolStateScopes};
 
 use super::{Inner, Runner};
 use crate::client_state::ClientStateScopes;
-use crate::compaction::{CompactionConfig, OverflowCompactor};
+use crate::compaction::{CompactionConfig, IntoSummarizer, OverflowCompactor, Summarizer};
 
 /// Builds a [`Runner`]; made by [`Runner::builder`].
 ///
@@ -43,6 +43,8 @@ pub struct RunnerBuilder {
     client_state: ClientStateScopes,
     tool_state: ToolStateScopes,
     compaction: Option<CompactionConfig>,
+    /// The summarizer of compaction on a context overflow alone, when `compaction` is not set.
+    overflow_summarizer: Option<Arc<dyn Summarizer>>,
 }
 
 impl RunnerBuilder {
@@ -62,6 +64,7 @@ impl RunnerBuilder {
             client_state: ClientStateScopes::default(),
             tool_state: ToolStateScopes::default(),
             compaction: None,
+            overflow_summarizer: None,
         }
     }
 
@@ -139,6 +142,31 @@ impl RunnerBuilder {
         self
     }
 
+    /// Answers a context overflow by compaction, without compacting after invocations: when the
+    /// model refuses a request as longer than its context window, `summarizer` summarizes the
+    /// session's events before the current invocation once and the request is sent again. A
+    /// [`compaction`](Self::compaction) config does this already (with its own summarizer); this
+    /// is for apps that want the rescue but not the regular compaction, as `adk run` sets up.
+    ///
+    /// ```
+    /// use adk_core::testing::ScriptedModel;
+    /// use adk_flow::LlmAgent;
+    /// use adk_runner::{LlmSummarizer, Runner};
+    /// use adk_session::InMemorySessionService;
+    ///
+    /// let model = ScriptedModel::new("scripted");
+    /// let agent = LlmAgent::builder("assistant").model(model.clone()).build()?;
+    /// let runner = Runner::builder("app", agent, InMemorySessionService::new())
+    ///     .overflow_compaction(LlmSummarizer::new(model))
+    ///     .build()?;
+    /// # let _ = runner;
+    /// # Ok::<(), adk_core::Error>(())
+    /// ```
+    pub fn overflow_compaction(mut self, summarizer: impl IntoSummarizer) -> Self {
+        self.overflow_summarizer = Some(summarizer.into_summarizer());
+        self
+    }
+
     /// Builds the runner; fails when the agent tree is invalid (empty or duplicate names, an
     /// agent named `user`), two plugins share a name, or the compaction config is invalid.
     pub fn build(self) -> Result<Runner> {
@@ -160,7 +188,13 @@ impl RunnerBuilder {
         }
         let mut services = self.services;
         services.session_service = Some(self.sessions.clone());
-        let overflow = match self.compaction.clone() {
+        // Compaction on overflow needs no trigger: only the summarizer and the overflow window of
+        // a config are used.
+        let overflow_config = self
+            .compaction
+            .clone()
+            .or_else(|| self.overflow_summarizer.clone().map(CompactionConfig::new));
+        let overflow = match overflow_config {
             Some(config) => OverflowCompaction::new(Arc::new(OverflowCompactor {
                 config,
                 sessions: self.sessions.clone(),

@@ -18,7 +18,7 @@ pub use builder::InvocationContextBuilder;
 pub use callback::CallbackContext;
 pub use invocation::{AgentProgress, InvocationContext};
 pub use readonly::ReadonlyContext;
-pub use run_config::{DEFAULT_MAX_TOOL_RESULT_BYTES, RunConfig};
+pub use run_config::{DEFAULT_MAX_REPEATED_TOOL_CALLS, DEFAULT_MAX_TOOL_RESULT_BYTES, RunConfig};
 pub use services::Services;
 
 #[cfg(test)]

@@ -25,9 +25,11 @@ pub struct RunConfig {
     pub custom_metadata: Map<String, Value>,
     /// Save inline bytes of the user's message as artifacts instead of sending them in history.
     pub save_input_blobs_as_artifacts: bool,
-    /// For every agent of the run that sets no limit of its own: how many times one agent may run
-    /// one tool with the same arguments in one invocation; later calls are answered with an error
-    /// instead of running the tool. `None` (the default) means no limit.
+    /// The loop guard, for every agent of the run that sets none of its own: how many calls of
+    /// one tool with the same arguments one agent's model gets answered in one invocation. The
+    /// first runs the tool, the later ones get its result back with a note to answer, and the
+    /// call past the limit ends the agent's turn with a message saying so. Default
+    /// [`DEFAULT_MAX_REPEATED_TOOL_CALLS`]; `None` or `Some(0)` turns the guard off.
     pub max_repeated_tool_calls: Option<u32>,
     /// How many function calls of one model response run at once; the others wait for a slot.
     /// `0` means no cap. A model can ask for any number of calls in one response, and each may
@@ -39,6 +41,11 @@ pub struct RunConfig {
     pub max_tool_result_bytes: usize,
 }
 
+/// The default of [`RunConfig::max_repeated_tool_calls`]: a call is answered three times (run
+/// once, its result given back twice), and the fourth identical call ends the turn. A model that
+/// asks the same thing a fourth time after being told to answer is looping, whatever the model.
+pub const DEFAULT_MAX_REPEATED_TOOL_CALLS: u32 = 3;
+
 /// The default of [`RunConfig::max_tool_result_bytes`]: 512 KiB, about 130 000 tokens.
 pub const DEFAULT_MAX_TOOL_RESULT_BYTES: usize = 512 * 1024;
 
@@ -49,7 +56,7 @@ impl Default for RunConfig {
             max_llm_calls: 500,
             custom_metadata: Map::new(),
             save_input_blobs_as_artifacts: false,
-            max_repeated_tool_calls: None,
+            max_repeated_tool_calls: Some(DEFAULT_MAX_REPEATED_TOOL_CALLS),
             max_concurrent_tool_calls: 16,
             max_tool_result_bytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
         }
@@ -75,10 +82,10 @@ impl RunConfig {
         self
     }
 
-    /// Sets how many times an agent may run one tool with the same arguments in one invocation
-    /// (at least 1), for agents that set no limit of their own.
+    /// Sets the loop guard's limit (see [`max_repeated_tool_calls`](Self::max_repeated_tool_calls))
+    /// for agents that set none of their own; `0` turns the guard off.
     pub fn with_max_repeated_tool_calls(mut self, limit: u32) -> Self {
-        self.max_repeated_tool_calls = Some(limit.max(1));
+        self.max_repeated_tool_calls = Some(limit);
         self
     }
 
