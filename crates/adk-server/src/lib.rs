@@ -7,7 +7,6 @@ mod config;
 pub mod dev_ui;
 mod error;
 mod extract;
-mod icon_fonts;
 mod names;
 mod routes;
 mod server;

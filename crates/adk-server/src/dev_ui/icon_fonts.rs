@@ -8,7 +8,7 @@ use std::path::Path;
 
 use tokio::process::Command;
 
-use crate::dev_ui::{io_error, lock, run};
+use super::{io_error, lock, run};
 use crate::error::ServerError;
 
 /// One icon font: the npm package that ships it, pinned, and where its file goes.
@@ -93,7 +93,7 @@ pub(crate) async fn install(dir: &Path, python: Option<&str>) -> Result<(), Serv
         .map_err(|source| io_error(&fonts, source))?;
     let python = match python {
         Some(python) => python.to_owned(),
-        None => crate::dev_ui::find_python().await?,
+        None => super::find_python().await?,
     };
     for font in &FONTS {
         let target = fonts.join(font.file);

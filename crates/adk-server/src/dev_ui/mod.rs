@@ -3,6 +3,8 @@
 //! only the UI's directory into the user cache, adds its icon fonts from npm (see
 //! `icon_fonts.rs`), and returns where it is. Nothing of it is part of this repository.
 
+mod icon_fonts;
+
 use std::path::{Path, PathBuf};
 
 use tokio::process::Command;
@@ -72,7 +74,7 @@ pub fn default_dir() -> Option<PathBuf> {
 /// served all the same, with a warning that its icons need the internet.
 pub async fn fetch(dir: &Path) -> Result<PathBuf, ServerError> {
     let python = download_ui(dir).await?;
-    if let Err(error) = crate::icon_fonts::install(dir, python.as_deref()).await {
+    if let Err(error) = icon_fonts::install(dir, python.as_deref()).await {
         tracing::warn!(
             %error,
             "the dev UI's icon fonts are not installed: without the internet its icons show as words"
