@@ -8,6 +8,7 @@ mod context;
 mod error;
 mod event;
 mod ids;
+mod journal;
 mod model;
 mod node;
 mod redact;
@@ -44,6 +45,7 @@ pub use ids::{
     CLIENT_FUNCTION_CALL_ID_PREFIX, Clock, EventId, FunctionCallId, INVOCATION_ID_PREFIX, IdGen,
     InvocationId, SessionId, SystemClock, UuidIdGen,
 };
+pub use journal::{JournalEntry, ToolIntent};
 pub use model::{
     BuiltinTool, FinishReason, FunctionCallingConfig, FunctionCallingMode, FunctionDeclaration,
     GenerateContentConfig, Llm, LlmRequest, LlmResponse, LlmResponseStream, SafetySetting,
