@@ -11,7 +11,7 @@ use adk_core::{
     PartData, Result, ToolConfirmation,
 };
 use adk_telemetry::ToolCall;
-use adk_tool::{Tool, ToolContext};
+use adk_tool::{Tool, ToolContext, ToolEffect};
 use async_trait::async_trait;
 use futures::FutureExt as _;
 use serde_json::{Map, Value, json};
@@ -204,6 +204,11 @@ struct MissingTool {
 impl Tool for MissingTool {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn effect(&self) -> ToolEffect {
+        // It never runs a tool.
+        ToolEffect::ReadOnly
     }
 
     fn description(&self) -> &str {

@@ -5,7 +5,7 @@ use adk_core::{BuiltinTool, Error, ErrorKind, FunctionDeclaration, LlmRequest, R
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::{Tool, ToolContext};
+use crate::{Tool, ToolContext, ToolEffect};
 
 /// How the flow treats a provider-side tool, as [`Tool::provider_side`] reports it.
 ///
@@ -122,6 +122,11 @@ pub fn mixes_with_functions(model: &str) -> bool {
 impl Tool for ProviderTool {
     fn name(&self) -> &str {
         self.name
+    }
+
+    fn effect(&self) -> ToolEffect {
+        // It never runs here: the model's provider runs it.
+        ToolEffect::ReadOnly
     }
 
     fn description(&self) -> &str {
