@@ -5,7 +5,6 @@ use std::fmt;
 use std::str::FromStr;
 
 use adk_core::{FunctionCallId, InvocationId, SessionKey};
-use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 /// What running a tool does outside the session, which decides what happens to a call that was
@@ -142,7 +141,7 @@ pub fn idempotency_key(
 /// assert_eq!(hash.len(), 64);
 /// assert_ne!(hash, arguments_hash(&json!({"amount": 11})));
 /// ```
-pub fn arguments_hash(args: &Value) -> String {
+pub fn arguments_hash(args: &(impl serde::Serialize + ?Sized)) -> String {
     let mut hasher = Sha256::new();
     // Writing into the hasher directly: no copy of the arguments' text is made.
     serde_json::to_writer(HashWriter(&mut hasher), args)

@@ -62,7 +62,7 @@ pub(super) fn auth_request_event(step: &Step, response_event: &Event) -> Option<
 
 /// The event that asks the user to confirm the calls tools marked, as calls of
 /// `adk_request_confirmation` carrying the original call and the confirmation asked for.
-pub(super) fn confirmation_request_event(
+pub(crate) fn confirmation_request_event(
     step: &Step,
     call_event: &Event,
     response_event: &Event,

@@ -29,7 +29,8 @@ use crate::processors;
 use steps::Steps;
 
 pub(crate) use function_calls::{
-    REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION, handle_function_calls,
+    REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION, confirmation_request_event,
+    handle_function_calls,
 };
 
 use crate::ToolMap;
@@ -85,8 +86,15 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
 
         // Boxed, as are the compaction's futures below: they run seldom, and inline they would
         // make every step's state larger while it waits on the model.
-        for event in Box::pin(processors::resolve_and_resume(&mut step, &mut request)).await? {
+        let resumed = Box::pin(processors::resolve_and_resume(&mut step, &mut request)).await?;
+        // A resumed call that now waits for the user (a decision about an interrupted call)
+        // ends the step: the model is not asked until the user answers.
+        let waits = resumed.last().is_some_and(waits_for_user);
+        for event in resumed {
             yield event;
+        }
+        if waits {
+            return;
         }
         step.check_hooks()?;
         processors::preprocess(&mut step, &mut request).await?;
@@ -294,6 +302,14 @@ fn still_overflowing(cause: Error) -> Error {
         ),
     )
     .with_source(cause)
+}
+
+/// Whether `event` asks the user for something the run must wait for (its long-running calls).
+fn waits_for_user(event: &Event) -> bool {
+    event
+        .long_running_tool_ids
+        .as_ref()
+        .is_some_and(|ids| !ids.is_empty())
 }
 
 /// A response with nothing to show or record (a keep-alive chunk, say) makes no event.

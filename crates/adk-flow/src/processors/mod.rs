@@ -1,15 +1,16 @@
 //! The request and response processors of seed 003, in the seed's order.
 //!
-//! Request processors build the `LlmRequest` of a step: `basic`, `tools`, `auth`,
-//! `request_confirmation`, `instructions`, `identity`, `contents`, `nl_planning`, `code_execution`,
-//! `output_schema`, `agent_transfer`, `file_uploads` (applied by `contents` as it converts each
-//! event, see its module). Response processors post-process each model
-//! response: `nl_planning`, then `code_execution`.
+//! Request processors build the `LlmRequest` of a step: `basic`, `tools`, `interrupted` (the
+//! calls a crash cut off, an addition of adk-rs), `auth`, `request_confirmation`,
+//! `instructions`, `identity`, `contents`, `nl_planning`, `code_execution`, `output_schema`,
+//! `agent_transfer`, `file_uploads` (applied by `contents` as it converts each event, see its
+//! module). Response processors post-process each model response: `nl_planning`, then
+//! `code_execution`.
 //!
-//! The first four run in [`resolve_and_resume`], because `auth` and `request_confirmation` may
-//! resume tool calls: their events must reach the session before `contents` reads it. The rest run
-//! in [`preprocess`]. `tools` collects the tools first and runs their request hooks after
-//! `contents` (see its module).
+//! The first five run in [`resolve_and_resume`], because `interrupted`, `auth` and
+//! `request_confirmation` may resume tool calls: their events must reach the session before
+//! `contents` reads it. The rest run in [`preprocess`]. `tools` collects the tools first and runs
+//! their request hooks after `contents` (see its module).
 
 mod agent_transfer;
 mod auth;
@@ -19,6 +20,7 @@ pub(crate) mod contents;
 pub(crate) mod file_uploads;
 mod identity;
 mod instructions;
+mod interrupted;
 pub(crate) mod live_events;
 pub(crate) mod nl_planning;
 pub(crate) mod output_schema;
@@ -40,7 +42,8 @@ pub(crate) async fn resolve_and_resume(
 ) -> Result<Vec<Event>> {
     basic::process(step, request);
     tools::collect(step).await?;
-    let mut events = auth::process(step).await?;
+    let mut events = interrupted::process(step).await?;
+    events.extend(auth::process(step).await?);
     events.extend(request_confirmation::process(step).await?);
     Ok(events)
 }

@@ -17,7 +17,7 @@ use futures::FutureExt as _;
 use serde_json::{Map, Value, json};
 use tracing::Instrument as _;
 
-use super::{ToolInvoker, ToolMap, repeated};
+use super::{ToolInvoker, ToolMap, journal, repeated};
 use crate::callbacks::first_some;
 use crate::plugin::Plugins;
 
@@ -103,17 +103,35 @@ async fn run_hooked(
             failure: None,
         });
     }
+    if let Some(response) = tool_ctx
+        .tool_confirmation()
+        .and_then(|confirmation| journal::declined(call, confirmation))
+    {
+        return Ok(CallOutcome {
+            part: Some(response_part(call, response)),
+            actions: EventActions::default(),
+            failure: None,
+        });
+    }
     let mut args = Value::Object(call.args.clone());
 
     let (result, failure) = match hooks.before(tool.as_ref(), &mut args).await? {
         Some(result) => (result, None),
-        None => match run_tool(tool, tool_ctx.clone(), args.clone(), invoker.timeout).await {
-            Ok(result) => (result, None),
-            Err(error) => {
-                trace.record_error(&error);
-                hooks.recover(tool.as_ref(), &args, error).await?
+        None => {
+            // The intent is stored before the tool starts: a call whose intent cannot be
+            // recorded does not run, so that no effect ever goes unrecorded.
+            let ran = match journal::record_intent(ctx, tool.as_ref(), call).await {
+                Ok(()) => run_tool(tool, tool_ctx.clone(), args.clone(), invoker.timeout).await,
+                Err(error) => Err(error),
+            };
+            match ran {
+                Ok(result) => (result, None),
+                Err(error) => {
+                    trace.record_error(&error);
+                    hooks.recover(tool.as_ref(), &args, error).await?
+                }
             }
-        },
+        }
     };
     let result = match hooks.after(tool.as_ref(), &args, &result).await? {
         Some(replaced) => replaced,

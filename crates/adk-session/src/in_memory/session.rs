@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::scoped::{apply_delta, merged_state, now, split_delta, stored_event};
+use crate::scoped::{apply_delta, completed_calls, merged_state, now, split_delta, stored_event};
 
 /// Sessions kept in memory, lost when the process ends. Follows the same rules as the database
 /// backends (scopes, revisions, stale writes, the effect journal), so it is a faithful stand-in
@@ -223,15 +223,12 @@ impl InMemorySessionService {
     }
 }
 
-/// Marks complete the journal's calls that `event` answers with a function response.
+/// Marks complete the journal's calls whose results `event` holds.
 fn complete_calls(journal: &mut [JournalEntry], event: &Event) {
     if journal.is_empty() {
         return;
     }
-    let answered: Vec<&FunctionCallId> = event
-        .function_responses()
-        .filter_map(|response| response.id.as_ref())
-        .collect();
+    let answered: Vec<&FunctionCallId> = completed_calls(event).collect();
     for entry in journal.iter_mut().filter(|entry| !entry.is_complete()) {
         if answered.contains(&&entry.intent.function_call_id) {
             entry.result_event_id = Some(event.id.clone());

@@ -17,7 +17,7 @@ use super::layout::{ADK_RS_VERSION_KEY, Found, PYTHON_VERSION_KEY};
 use super::{EVENT_SEPARATOR, EventFilter, event_json, is_unique_violation, parse_events};
 use super::{parse_state, state_json};
 use crate::error::{Error, Result};
-use crate::scoped::{apply_delta, merged_state, now, split_delta, stored_event};
+use crate::scoped::{apply_delta, completed_calls, merged_state, now, split_delta, stored_event};
 
 /// Sessions in ADK Python's v1 tables with adk-rs's additions, in the database of dialect `D`.
 ///
@@ -325,10 +325,7 @@ where
             }
             // The calls the event answers are complete in the journal in this same transaction:
             // a crash leaves both or neither.
-            for call_id in event
-                .function_responses()
-                .filter_map(|response| response.id.as_ref())
-            {
+            for call_id in completed_calls(&event) {
                 sqlx::query_with(sql(D::SQL.complete_call), key_args::<D>(key)?)
                     .bind(event.id.as_str())
                     .bind(call_id.as_str())

@@ -3,8 +3,8 @@
 //! journal's life with its session.
 
 use adk_core::{
-    Content, ErrorKind, Event, FunctionResponse, InvocationId, Part, Role, SessionKey,
-    SessionService, ToolIntent,
+    Content, ErrorKind, Event, FunctionResponse, InvocationId, JournalEntry, Part, Role,
+    SessionKey, SessionService, ToolIntent,
 };
 use serde_json::json;
 
@@ -21,6 +21,19 @@ fn responses(calls: &[&str]) -> Event {
         Part::function_response(FunctionResponse::new("charge", json!({"ok": true})).with_id(call))
     });
     Event::new(InvocationId::from("e-1"), "agent").with_content(Content::new(Role::User, parts))
+}
+
+/// The journal of `invocation` in session `key`, from a service that keeps one.
+async fn journal_of(
+    service: &dyn SessionService,
+    key: &SessionKey,
+    invocation: &InvocationId,
+) -> Vec<JournalEntry> {
+    service
+        .tool_journal(key, invocation)
+        .await
+        .expect("the journal is read")
+        .expect("the service keeps a journal")
 }
 
 pub(crate) async fn journal_keeps_each_state_of_a_call(service: &dyn SessionService) {
@@ -44,11 +57,7 @@ pub(crate) async fn journal_keeps_each_state_of_a_call(service: &dyn SessionServ
         .record_tool_intent(&key, &intent("both"))
         .await
         .unwrap();
-    let journal = service
-        .tool_journal(&key, &invocation)
-        .await
-        .unwrap()
-        .unwrap();
+    let journal = journal_of(service, &key, &invocation).await;
     assert_eq!(journal.len(), 2);
     assert!(
         journal
@@ -65,11 +74,7 @@ pub(crate) async fn journal_keeps_each_state_of_a_call(service: &dyn SessionServ
         .append_event(&mut session, responses(&["both", "result-only"]))
         .await
         .unwrap();
-    let journal = service
-        .tool_journal(&key, &invocation)
-        .await
-        .unwrap()
-        .unwrap();
+    let journal = journal_of(service, &key, &invocation).await;
     let ids: Vec<(&str, Option<&str>)> = journal
         .iter()
         .map(|entry| {
@@ -99,11 +104,7 @@ pub(crate) async fn journal_keeps_each_state_of_a_call(service: &dyn SessionServ
         .append_event(&mut session, responses(&["both"]))
         .await
         .unwrap();
-    let journal = service
-        .tool_journal(&key, &invocation)
-        .await
-        .unwrap()
-        .unwrap();
+    let journal = journal_of(service, &key, &invocation).await;
     assert_eq!(journal[0].attempts, 2);
     assert!(!journal[0].is_complete());
     assert_eq!(journal[1].attempts, 2);
@@ -134,6 +135,20 @@ pub(crate) async fn journal_completes_only_with_a_stored_event(service: &dyn Ses
         .record_tool_intent(&key, &intent("call-1"))
         .await
         .unwrap();
+    // An answer that only asks for a confirmation is not the call's result.
+    let mut asking = responses(&["call-1"]);
+    asking
+        .actions
+        .requested_tool_confirmations
+        .insert("call-1".into(), adk_core::ToolConfirmation::default());
+    let mut session = get(service, &key).await;
+    service.append_event(&mut session, asking).await.unwrap();
+    let journal = journal_of(service, &key, &invocation).await;
+    assert!(
+        !journal[0].is_complete(),
+        "a confirmation request completes nothing"
+    );
+
     let mut fresh = get(service, &key).await;
     let mut stale = get(service, &key).await;
     service
@@ -145,11 +160,7 @@ pub(crate) async fn journal_completes_only_with_a_stored_event(service: &dyn Ses
         .await
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::StaleSession);
-    let journal = service
-        .tool_journal(&key, &invocation)
-        .await
-        .unwrap()
-        .unwrap();
+    let journal = journal_of(service, &key, &invocation).await;
     assert!(
         !journal[0].is_complete(),
         "an answer that was not stored completes nothing"
