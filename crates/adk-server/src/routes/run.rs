@@ -120,7 +120,7 @@ async fn start(
     if let Some(idempotency_key) = body.idempotency_key.take() {
         // Under the session's lock: a retry waits for the first attempt, then finds what it
         // stored, whichever replica ran it.
-        if let Some(stored) = idempotency::stored_run(&runner, &key, &idempotency_key).await? {
+        if let Some(stored) = idempotency::stored_run(runner, &key, &idempotency_key).await? {
             return Ok((RunStream::replay(stored), admission));
         }
         idempotency::mark(&mut config.custom_metadata, idempotency_key);
