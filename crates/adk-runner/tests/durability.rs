@@ -142,7 +142,7 @@ fn responses(events: &[Event], name: &str) -> Vec<Value> {
         .collect()
 }
 
-async fn resume_after_a_crash(sessions: Arc<dyn SessionService>) {
+async fn resume_after_a_crash(sessions: Arc<dyn SessionService>, decision: Decision) {
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     let (started_tx, mut started) = mpsc::unbounded_channel();
     let model = model();
@@ -242,25 +242,47 @@ async fn resume_after_a_crash(sessions: Arc<dyn SessionService>) {
         );
     }
 
-    // The user declines (answering without the payload, as a plain client does): the call is
-    // answered without running, and the model goes on.
     let decided = answer(
         &runner,
         "adk_request_confirmation",
         request.id.clone().unwrap(),
-        json!({"confirmed": false}),
+        json!({"confirmed": decision == Decision::Confirm}),
     )
     .await;
     assert!(decided.error.is_none(), "{:?}", decided.error);
-    assert_eq!(ledger.lock().charges.len(), 1, "a declined call never runs");
-    let declined = responses(&decided.events, "charge");
-    assert!(
-        declined[0]["error"]
-            .as_str()
-            .unwrap()
-            .contains("chose not to run"),
-        "{declined:?}"
-    );
+    let answered = responses(&decided.events, "charge");
+    match decision {
+        // Declined (answered without the payload, as a plain client does): the call is answered
+        // without running.
+        Decision::Decline => {
+            assert_eq!(ledger.lock().charges.len(), 1, "a declined call never runs");
+            assert!(
+                answered[0]["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("chose not to run"),
+                "{answered:?}"
+            );
+        }
+        // Confirmed: it runs once more, with the same key, and its result completes the journal.
+        Decision::Confirm => {
+            let charges = ledger.lock().charges.clone();
+            assert_eq!(charges.len(), 2, "a confirmed call runs again");
+            assert_eq!(charges[0], charges[1], "with the same idempotency key");
+            assert_eq!(answered, [json!({"done": "seat 12A"})]);
+            let journal = sessions
+                .tool_journal(&key, &invocation)
+                .await
+                .unwrap()
+                .unwrap();
+            let charge = journal
+                .iter()
+                .find(|entry| entry.intent.tool_name == "charge")
+                .unwrap();
+            assert_eq!(charge.attempts, 2);
+            assert!(charge.is_complete());
+        }
+    }
     assert!(
         decided
             .events
@@ -272,16 +294,32 @@ async fn resume_after_a_crash(sessions: Arc<dyn SessionService>) {
     assert_eq!(model.remaining(), 0);
 }
 
+/// The user's answer to the question about the interrupted effectful call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    Confirm,
+    Decline,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confirmed_interrupted_call_runs_again_with_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = SqliteSessionService::open(dir.path().join("sessions.db"))
+        .await
+        .unwrap();
+    resume_after_a_crash(Arc::new(sessions), Decision::Confirm).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_resume_reruns_idempotent_calls_and_asks_before_effectful_ones() {
     let dir = tempfile::tempdir().unwrap();
     let sessions = SqliteSessionService::open(dir.path().join("sessions.db"))
         .await
         .unwrap();
-    resume_after_a_crash(Arc::new(sessions)).await;
+    resume_after_a_crash(Arc::new(sessions), Decision::Decline).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_memory_resume_reruns_idempotent_calls_and_asks_before_effectful_ones() {
-    resume_after_a_crash(Arc::new(InMemorySessionService::new())).await;
+    resume_after_a_crash(Arc::new(InMemorySessionService::new()), Decision::Decline).await;
 }
