@@ -80,7 +80,7 @@ impl Runner {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Config`] when the agent tree is invalid (empty or duplicate names, an agent
+    /// [`ErrorKind::Config`](adk_core::ErrorKind::Config) when the agent tree is invalid (empty or duplicate names, an agent
     /// named `user`).
     pub fn in_memory(app_name: impl Into<String>, root_agent: impl IntoAgent) -> Result<Self> {
         Self::builder(app_name, root_agent, InMemorySessionService::new())
@@ -147,7 +147,7 @@ impl Runner {
     }
 
     /// Checks a state delta that a client sent (with a message, when creating a session, or on
-    /// its own): `app:` and `temp:` keys are refused with [`ErrorKind::InvalidInput`] unless the
+    /// its own): `app:` and `temp:` keys are refused with [`ErrorKind::InvalidInput`](adk_core::ErrorKind::InvalidInput) unless the
     /// app allows them ([`RunnerBuilder::allow_app_state_from_clients`],
     /// [`RunnerBuilder::allow_temp_state_from_clients`]). The runner checks the delta of every
     /// [`RunRequest`] itself; a server calls this for the state it writes without a run.

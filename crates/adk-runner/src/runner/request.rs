@@ -33,7 +33,7 @@ pub struct RunRequest {
     /// The user's message; `None` only when resuming an invocation by id.
     pub new_message: Option<Content>,
     /// State to set with the user's message; `app:` and `temp:` keys are refused unless the app
-    /// allows them (see [`Runner::check_client_state`]).
+    /// allows them (see [`Runner::check_client_state`](crate::Runner::check_client_state)).
     pub state_delta: Map<String, Value>,
     /// The invocation to resume (the runner must be resumable).
     pub invocation_id: Option<InvocationId>,
