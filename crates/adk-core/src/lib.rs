@@ -7,6 +7,7 @@ mod content;
 mod error;
 mod event;
 mod ids;
+mod journal;
 mod model;
 mod node;
 mod redact;
@@ -43,6 +44,7 @@ pub use ids::{
     CLIENT_FUNCTION_CALL_ID_PREFIX, Clock, EventId, FunctionCallId, INVOCATION_ID_PREFIX, IdGen,
     InvocationId, SessionId, SystemClock, UuidIdGen,
 };
+pub use journal::{JournalEntry, ToolIntent};
 pub use model::{
     BuiltinTool, FinishReason, FunctionCallingConfig, FunctionCallingMode, FunctionDeclaration,
     GenerateContentConfig, IntoLlm, Llm, LlmRequest, LlmResponse, LlmResponseStream, SafetySetting,

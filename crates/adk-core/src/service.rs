@@ -5,7 +5,10 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{Content, Event, Part, Result, Session, SessionId, SessionKey};
+use crate::{
+    Content, Event, InvocationId, JournalEntry, Part, Result, Session, SessionId, SessionKey,
+    ToolIntent,
+};
 
 /// What to create: a session of `user_id` in `app_name`, with an id or a generated one, and a state
 /// to start from (any scope).
@@ -121,6 +124,28 @@ pub trait SessionService: Send + Sync {
     /// last saw; if storage has moved on, nothing is written and the error is of kind
     /// [`ErrorKind::StaleSession`](crate::ErrorKind::StaleSession). Returns the new revision.
     async fn persist_event(&self, key: &SessionKey, revision: u64, event: &Event) -> Result<u64>;
+
+    /// Records in the effect journal that the call of `intent` in session `key` is about to run
+    /// (see [`ToolIntent`]). Recording a call again counts one more attempt. A service that keeps
+    /// no journal records nothing (the default), and [`tool_journal`](Self::tool_journal) says so.
+    ///
+    /// A service that keeps a journal also records, in [`persist_event`](Self::persist_event)'s
+    /// transaction, that each call the event answers with a function response is complete.
+    async fn record_tool_intent(&self, key: &SessionKey, intent: &ToolIntent) -> Result<()> {
+        let _ = (key, intent);
+        Ok(())
+    }
+
+    /// The journal of invocation `invocation_id` in session `key`, in the order the intents were
+    /// first recorded; `None` when this service keeps no journal (the default).
+    async fn tool_journal(
+        &self,
+        key: &SessionKey,
+        invocation_id: &InvocationId,
+    ) -> Result<Option<Vec<JournalEntry>>> {
+        let _ = (key, invocation_id);
+        Ok(None)
+    }
 
     /// Appends `event` to `session`, in storage and in memory, as ADK's `append_event` does: partial
     /// events are returned unchanged and not stored; `temp:` keys reach the in-memory state but not

@@ -18,6 +18,11 @@ use proc_macro::TokenStream;
 /// error becomes the tool's error result, which the model reads. Anything else that serializes
 /// is the result as it is. The function stays callable as `get_weather::call(...)`.
 ///
+/// One option declares what the tool does outside the session (`adk::tool::ToolEffect`):
+/// `#[adk::tool(effect = "read_only")]`, `"idempotent"` or `"effectful"`. Without it the tool is
+/// effectful, the safe choice: a call interrupted by a crash is never run again without the
+/// user's decision.
+///
 /// See the `adk` crate's documentation of `tool` for an example.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {

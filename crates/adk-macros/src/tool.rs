@@ -17,13 +17,7 @@ enum Param {
 
 /// The expansion of `#[adk::tool]` on `item`.
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    if !attr.is_empty() {
-        return Err(syn::Error::new(
-            attr.span(),
-            "#[adk::tool] takes no arguments: the function's name is the tool's name and its \
-             doc comment the description",
-        ));
-    }
+    let effect = read_effect(attr)?;
     let mut function: ItemFn = parse2(item)?;
     check_signature(&function)?;
     let name = function.sig.ident.clone();
@@ -77,7 +71,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
 
         const _: () = {
             use ::adk::__private::{async_trait, schemars, serde, serde_json};
-            use ::adk::tool::{FunctionTool, Tool, ToolContext};
+            use ::adk::tool::{FunctionTool, Tool, ToolContext, ToolEffect};
 
             #[derive(serde::Deserialize, schemars::JsonSchema)]
             #[serde(crate = "::adk::__private::serde")]
@@ -89,11 +83,13 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
 
             /// The tool, built once: its schema is generated and compiled on first use.
             static TOOL: ::std::sync::LazyLock<FunctionTool> = ::std::sync::LazyLock::new(|| {
-                FunctionTool::new(
+                FunctionTool::builder(
                     #tool_name,
                     #description,
                     |__ctx: ToolContext, __args: #args_struct| async move { #result },
                 )
+                .effect(ToolEffect::#effect)
+                .build()
             });
 
             #[async_trait::async_trait]
@@ -110,6 +106,10 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                     TOOL.declaration()
                 }
 
+                fn effect(&self) -> ToolEffect {
+                    ToolEffect::#effect
+                }
+
                 async fn run(
                     &self,
                     ctx: ToolContext,
@@ -120,6 +120,40 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             }
         };
     })
+}
+
+/// The variant of `ToolEffect` the attribute's one option names (`effect = "read_only"`,
+/// `"idempotent"` or `"effectful"`); `Effectful` when it is not given, the safe choice.
+fn read_effect(attr: TokenStream) -> syn::Result<syn::Ident> {
+    let mut effect = None;
+    let parser = syn::meta::parser(|meta| {
+        if !meta.path.is_ident("effect") {
+            return Err(meta.error(
+                "#[adk::tool] takes one option, `effect = \"read_only\" | \"idempotent\" | \
+                 \"effectful\"`: the function's name is the tool's name and its doc comment the \
+                 description",
+            ));
+        }
+        let value: syn::LitStr = meta.value()?.parse()?;
+        let variant = match value.value().as_str() {
+            "read_only" => "ReadOnly",
+            "idempotent" => "Idempotent",
+            "effectful" => "Effectful",
+            other => {
+                return Err(syn::Error::new(
+                    value.span(),
+                    format!(
+                        "`{other}` is not a tool effect; use \"read_only\", \"idempotent\" or \
+                         \"effectful\""
+                    ),
+                ));
+            }
+        };
+        effect = Some(syn::Ident::new(variant, value.span()));
+        Ok(())
+    });
+    syn::parse::Parser::parse2(parser, attr)?;
+    Ok(effect.unwrap_or_else(|| format_ident!("Effectful")))
 }
 
 /// Refuses what a tool function cannot be: not `async`, generic, or a method.
@@ -285,6 +319,25 @@ mod tests {
         async fn get_weather((a, b): (u8, u8)) -> u8 { a + b } };
         let error = expand(TokenStream::new(), destructured).unwrap_err();
         assert!(error.to_string().contains("plain names"), "{error}");
+    }
+
+    #[test]
+    fn the_effect_option_is_read_and_anything_else_refused() {
+        assert_eq!(read_effect(TokenStream::new()).unwrap(), "Effectful");
+        assert_eq!(
+            read_effect(quote! { effect = "read_only" }).unwrap(),
+            "ReadOnly"
+        );
+        assert_eq!(
+            read_effect(quote! { effect = "idempotent" }).unwrap(),
+            "Idempotent"
+        );
+        let error = read_effect(quote! { effect = "sometimes" }).unwrap_err();
+        assert!(error.to_string().contains("not a tool effect"), "{error}");
+        let error = read_effect(quote! { name = "x" }).unwrap_err();
+        assert!(error.to_string().contains("takes one option"), "{error}");
+        let error = read_effect(quote! { effect = read_only }).unwrap_err();
+        assert!(!error.to_string().is_empty());
     }
 
     #[test]

@@ -24,6 +24,24 @@ impl RunStream {
         }
     }
 
+    /// A run that only replays `events` that were stored before (a retried request answered
+    /// with what its first attempt stored, say): nothing runs.
+    ///
+    /// ```
+    /// use adk_core::{Content, Event, InvocationId};
+    /// use adk_runner::RunStream;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> adk_core::Result<()> {
+    /// let answer = Event::new(InvocationId::from("e-1"), "agent").with_content(Content::model("Hi"));
+    /// assert_eq!(RunStream::replay([answer]).final_text().await?, "Hi");
+    /// # Ok(()) }
+    /// ```
+    pub fn replay(events: impl IntoIterator<Item = Event>) -> Self {
+        let events: Vec<Event> = events.into_iter().collect();
+        Self::new(futures::stream::iter(events.into_iter().map(Ok)))
+    }
+
     /// Runs to the end and returns the text of the last final response (the answer the user
     /// reads), whichever agent gave it.
     ///

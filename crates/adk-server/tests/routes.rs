@@ -307,6 +307,62 @@ async fn run_answers_the_invocation_events_in_adk_pythons_shape() {
 }
 
 #[tokio::test]
+async fn a_retried_run_with_the_same_idempotency_key_answers_what_the_first_stored() {
+    // One answer in the script: a retry that ran the model again would fail.
+    let server = TestServer::start(ScriptedModel::new("scripted").then_text("It is sunny")).await;
+    server.create_session("s").await;
+    let mut body = run_body("s", "weather in Paris?");
+    body["idempotencyKey"] = json!("order-17");
+    let (status, first) = server.post("/run", body.clone()).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first.as_array().unwrap().len(), 1, "{first}");
+
+    // The same key in the header: the same events, and nothing stored twice.
+    body.as_object_mut().unwrap().remove("idempotencyKey");
+    let retried = server
+        .client
+        .post(server.url("/run"))
+        .header("Idempotency-Key", "order-17")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let (status, again) = support::status_and_json(retried).await;
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again, first);
+    let (status, frames) = server
+        .run_sse_text(json!({"appName": APP, "userId": USER, "sessionId": "s",
+            "newMessage": {"role": "user", "parts": [{"text": "weather in Paris?"}]},
+            "idempotencyKey": "order-17"}))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(sse_events(&frames), first.as_array().unwrap().clone());
+    assert_eq!(
+        server.stored("s").await.events.len(),
+        2,
+        "one message, one answer"
+    );
+    assert_eq!(server.model.remaining(), 0);
+
+    // Keys that differ between the header and the body, or are not plain text, are refused.
+    let refused = server
+        .client
+        .post(server.url("/run"))
+        .header("Idempotency-Key", "order-18")
+        .json(&json!({"appName": APP, "userId": USER, "sessionId": "s",
+            "newMessage": {"role": "user", "parts": [{"text": "again"}]},
+            "idempotencyKey": "order-19"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 400);
+    let mut spaced = run_body("s", "again");
+    spaced["idempotencyKey"] = json!("with space");
+    assert_eq!(server.post("/run", spaced).await.0, 400);
+    assert_eq!(server.stored("s").await.events.len(), 2, "nothing stored");
+}
+
+#[tokio::test]
 async fn run_sse_streams_partial_events_that_are_never_stored() {
     let model = ScriptedModel::new("scripted")
         .then_text_stream(&["It is ", "sunny."])

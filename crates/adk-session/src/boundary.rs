@@ -4,7 +4,7 @@
 //! store, so their trait implementation lives beside it, in `artifact::service`.)
 
 /// Implements [`adk_core::SessionService`] for `$service`, whose methods `create`, `get`, `list`,
-/// `delete` and `persist` (its own, or those of its field `$store`) return this crate's errors.
+/// `delete`, `persist`, `record_intent` and `journal` (its own, or those of its field `$store`) return this crate's errors.
 macro_rules! session_service {
     ($service:ty $(, $store:ident)?) => {
         #[async_trait::async_trait]
@@ -56,6 +56,29 @@ macro_rules! session_service {
                 self$(.$store)?
                     .persist(key, revision, event)
                     .await
+                    .map_err($crate::error::Error::into_session)
+            }
+
+            async fn record_tool_intent(
+                &self,
+                key: &adk_core::SessionKey,
+                intent: &adk_core::ToolIntent,
+            ) -> adk_core::Result<()> {
+                self$(.$store)?
+                    .record_intent(key, intent)
+                    .await
+                    .map_err($crate::error::Error::into_session)
+            }
+
+            async fn tool_journal(
+                &self,
+                key: &adk_core::SessionKey,
+                invocation_id: &adk_core::InvocationId,
+            ) -> adk_core::Result<Option<Vec<adk_core::JournalEntry>>> {
+                self$(.$store)?
+                    .journal(key, invocation_id)
+                    .await
+                    .map(Some)
                     .map_err($crate::error::Error::into_session)
             }
         }

@@ -1,8 +1,9 @@
-//! Helpers every session backend shares: splitting an event's state delta by scope, and the time.
+//! Helpers every session backend shares: splitting an event's state delta by scope, the time, and
+//! which calls an event completes in the effect journal.
 
 use std::borrow::Cow;
 
-use adk_core::{Clock, Event, ScopedState, StateScope, SystemClock};
+use adk_core::{Clock, Event, FunctionCallId, ScopedState, StateScope, SystemClock};
 use serde_json::{Map, Value};
 
 /// `event` as it is stored: without `temp:` keys (callers normally trimmed them already).
@@ -43,4 +44,13 @@ pub(crate) fn merged_state(
 /// The current time in float seconds since the Unix epoch.
 pub(crate) fn now() -> f64 {
     SystemClock.now()
+}
+
+/// The calls whose results `event` holds: those it answers, except the calls whose answer only
+/// asks for a confirmation (the call has not acted, and its result is still to come).
+pub(crate) fn completed_calls(event: &Event) -> impl Iterator<Item = &FunctionCallId> {
+    event
+        .function_responses()
+        .filter_map(|response| response.id.as_ref())
+        .filter(|id| !event.actions.requested_tool_confirmations.contains_key(*id))
 }

@@ -187,7 +187,7 @@ async fn sqlite_first_layout_upgrade(opened_by_python: bool, texts: [&str; 2]) {
     assert_eq!(
         versions,
         [
-            ("adk_rs_schema_version".to_owned(), "1".to_owned()),
+            ("adk_rs_schema_version".to_owned(), "2".to_owned()),
             ("schema_version".to_owned(), "1".to_owned())
         ]
     );
@@ -430,7 +430,7 @@ async fn postgres_version_1_is_upgraded() {
     .fetch_one(&admin)
     .await
     .unwrap();
-    assert_eq!(version, "2");
+    assert_eq!(version, "3");
     service.close().await;
     fixtures::drop_schema(admin, &schema).await;
 }

@@ -89,6 +89,39 @@ impl ToolContext {
         self.call.call_id.as_ref()
     }
 
+    /// The key that identifies this function call to an external API, so that a call run again
+    /// (on resume, on another replica) acts once: the same for every run of this call, different
+    /// for every other call. `None` outside a function call. Its format is documented at
+    /// [`idempotency_key`](crate::idempotency_key).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use adk_core::{Agent, EventStream, InvocationContext, Session, SessionKey};
+    /// use adk_tool::ToolContext;
+    /// # struct Shop;
+    /// # impl Agent for Shop {
+    /// #     fn name(&self) -> &str { "shop" }
+    /// #     fn description(&self) -> &str { "" }
+    /// #     fn run(self: Arc<Self>, _: InvocationContext) -> EventStream { unreachable!() }
+    /// # }
+    /// # let invocation = InvocationContext::builder(Shop, Session::new(SessionKey::new("app", "u", "s")))
+    /// #     .build()
+    /// #     .unwrap();
+    ///
+    /// let ctx = ToolContext::new(invocation.clone(), Some("call-1".into()));
+    /// let key = ctx.idempotency_key().unwrap();
+    /// // Sent as the `Idempotency-Key` header of a payment API, say.
+    /// assert_eq!(Some(key), ToolContext::new(invocation, Some("call-1".into())).idempotency_key());
+    /// ```
+    pub fn idempotency_key(&self) -> Option<String> {
+        let call_id = self.function_call_id()?;
+        Some(crate::idempotency_key(
+            self.session_key(),
+            self.invocation_id(),
+            call_id,
+        ))
+    }
+
     /// The user's answer to a confirmation this call requested earlier, when resuming.
     pub fn tool_confirmation(&self) -> Option<&ToolConfirmation> {
         self.call.confirmation.as_ref()

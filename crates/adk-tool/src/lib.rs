@@ -3,6 +3,7 @@
 
 pub mod builtin;
 mod context;
+mod effect;
 mod error;
 mod function_tool;
 #[cfg(feature = "mcp")]
@@ -17,6 +18,7 @@ mod toolset;
 mod validate;
 
 pub use context::ToolContext;
+pub use effect::{ToolEffect, UnknownEffect, arguments_hash, idempotency_key};
 pub use error::{ToolError, ToolErrorKind};
 pub use function_tool::{
     CONFIRMATION_REJECTED_MESSAGE, CONFIRMATION_REQUIRED_MESSAGE, FunctionTool,

@@ -7,7 +7,7 @@ use adk_core::{BuiltinTool, FunctionDeclaration, LlmRequest, ReadonlyContext, Re
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::ToolContext;
+use crate::{ToolContext, ToolEffect};
 
 /// Something the model can call.
 ///
@@ -29,6 +29,14 @@ pub trait Tool: Send + Sync {
     /// and the run pauses until one is sent back.
     fn is_long_running(&self) -> bool {
         false
+    }
+
+    /// What running the tool does outside the session (see [`ToolEffect`]): whether its calls are
+    /// recorded in the effect journal, and whether an interrupted call may run again on resume.
+    /// By default [`ToolEffect::Effectful`], the safe choice: such a call is never silently run
+    /// twice.
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Effectful
     }
 
     /// For a tool the model's provider runs (Gemini's Google Search, say), what it is and how the

@@ -24,6 +24,21 @@ async fn remember_city(ctx: ToolContext, city: String) -> adk::Result<String> {
     Ok(format!("I will remember {city}."))
 }
 
+/// Looks up the exchange rate between two currencies.
+#[adk::tool(effect = "read_only")]
+async fn exchange_rate(from: String, to: String) -> String {
+    format!("1 {from} = 1.1 {to}")
+}
+
+/// Books a seat, once per idempotency key.
+#[adk::tool(effect = "idempotent")]
+async fn book_seat(ctx: ToolContext, seat: String) -> String {
+    format!(
+        "{seat} booked under {}",
+        ctx.idempotency_key().unwrap_or_default()
+    )
+}
+
 /// Divides two numbers.
 #[adk::tool]
 pub(crate) async fn divide(dividend: f64, divisor: f64) -> Result<f64, String> {
@@ -57,6 +72,14 @@ fn the_doc_comments_and_parameters_make_the_declaration() {
         1,
         "the context is not an argument: {context_free}"
     );
+}
+
+#[test]
+fn the_effect_option_declares_the_tool_effect() {
+    assert_eq!(exchange_rate.effect(), adk::tool::ToolEffect::ReadOnly);
+    assert_eq!(book_seat.effect(), adk::tool::ToolEffect::Idempotent);
+    // Without the option a tool is assumed to act: the safe default.
+    assert_eq!(divide.effect(), adk::tool::ToolEffect::Effectful);
 }
 
 #[tokio::test]

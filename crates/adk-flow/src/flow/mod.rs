@@ -50,8 +50,15 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
         // Boxed, as are the compaction's futures below: they run seldom, and inline they would
         // make every step's state larger while it waits on the model.
         processors::prepare(&mut step, &mut request).await?;
-        for event in Box::pin(resume::answered_calls(&step)).await? {
+        let resumed = Box::pin(resume::answered_calls(&step)).await?;
+        // A resumed call that now waits for the user (a decision about an interrupted call)
+        // ends the step: the model is not asked until the user answers.
+        let waits = resumed.last().is_some_and(waits_for_user);
+        for event in resumed {
             yield event;
+        }
+        if waits {
+            return;
         }
         step.check_hooks()?;
         if let Some(event) = step.loop_stop_event() {
@@ -268,6 +275,14 @@ fn still_overflowing(cause: Error) -> Error {
         ),
     )
     .with_source(cause)
+}
+
+/// Whether `event` asks the user for something the run must wait for (its long-running calls).
+fn waits_for_user(event: &Event) -> bool {
+    event
+        .long_running_tool_ids
+        .as_ref()
+        .is_some_and(|ids| !ids.is_empty())
 }
 
 /// A response with nothing to show or record (a keep-alive chunk, say) makes no event.

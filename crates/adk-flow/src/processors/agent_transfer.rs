@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use adk_core::{Agent, Error, ErrorKind, FunctionDeclaration, LlmRequest, Result};
-use adk_tool::{Tool, ToolContext};
+use adk_tool::{Tool, ToolContext, ToolEffect};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
@@ -119,6 +119,11 @@ struct TransferToAgent {
 impl Tool for TransferToAgent {
     fn name(&self) -> &str {
         TRANSFER_TO_AGENT
+    }
+
+    fn effect(&self) -> ToolEffect {
+        // Its only effects travel in its response event, which is stored atomically.
+        ToolEffect::ReadOnly
     }
 
     fn description(&self) -> &str {

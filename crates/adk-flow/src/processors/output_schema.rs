@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use adk_core::internal::InvocationControl as _;
 use adk_core::{Content, Error, ErrorKind, Event, FunctionDeclaration, LlmRequest, Result, Role};
-use adk_tool::{ArgumentValidator, Tool, ToolContext};
+use adk_tool::{ArgumentValidator, Tool, ToolContext, ToolEffect};
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -155,6 +155,11 @@ struct SetModelResponse {
 impl Tool for SetModelResponse {
     fn name(&self) -> &str {
         SET_MODEL_RESPONSE
+    }
+
+    fn effect(&self) -> ToolEffect {
+        // Its only effects travel in its response event, which is stored atomically.
+        ToolEffect::ReadOnly
     }
 
     fn description(&self) -> &str {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use adk_core::{Error, ErrorKind, FunctionDeclaration, LlmRequest, Result};
-use adk_tool::{ArgumentValidator, Tool, ToolContext};
+use adk_tool::{ArgumentValidator, Tool, ToolContext, ToolEffect};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
@@ -80,6 +80,11 @@ impl FinishTask {
 impl Tool for FinishTask {
     fn name(&self) -> &str {
         FINISH_TASK
+    }
+
+    fn effect(&self) -> ToolEffect {
+        // Its only effects travel in its response event, which is stored atomically.
+        ToolEffect::ReadOnly
     }
 
     fn description(&self) -> &str {

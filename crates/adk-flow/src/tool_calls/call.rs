@@ -11,14 +11,14 @@ use adk_core::{
     Part, PartData, Result, ToolConfirmation,
 };
 use adk_telemetry::ToolCall;
-use adk_tool::{Tool, ToolContext};
+use adk_tool::{Tool, ToolContext, ToolEffect};
 use async_trait::async_trait;
 use futures::FutureExt as _;
 use serde_json::{Map, Value, json};
 use tracing::Instrument as _;
 
 use super::repeated::{self, Verdict};
-use super::{ToolInvoker, ToolMap};
+use super::{ToolInvoker, ToolMap, journal};
 use crate::callbacks::first_answer;
 use crate::plugin::Plugins;
 
@@ -118,6 +118,17 @@ async fn run_hooked(
             stop,
         });
     }
+    if let Some(response) = tool_ctx
+        .tool_confirmation()
+        .and_then(|confirmation| journal::declined(call, confirmation))
+    {
+        return Ok(CallOutcome {
+            part: Some(response_part(call, response)),
+            actions: EventActions::default(),
+            failure: None,
+            stop: None,
+        });
+    }
     let mut args = Value::Object(call.args.clone());
 
     // Only an answer the tool (or a before-hook) gave is given back to a repeat: a failure,
@@ -125,14 +136,22 @@ async fn run_hooked(
     let mut answered = true;
     let (result, failure) = match hooks.before(tool.as_ref(), &mut args).await? {
         Some(result) => (result, None),
-        None => match run_tool(tool, tool_ctx.clone(), args.clone(), invoker.timeout).await {
-            Ok(result) => (result, None),
-            Err(error) => {
-                answered = false;
-                trace.record_error(&error);
-                hooks.recover(tool.as_ref(), &args, error).await?
+        None => {
+            // The intent is stored before the tool starts: a call whose intent cannot be
+            // recorded does not run, so that no effect ever goes unrecorded.
+            let ran = match journal::record_intent(ctx, tool.as_ref(), call).await {
+                Ok(()) => run_tool(tool, tool_ctx.clone(), args.clone(), invoker.timeout).await,
+                Err(error) => Err(error),
+            };
+            match ran {
+                Ok(result) => (result, None),
+                Err(error) => {
+                    answered = false;
+                    trace.record_error(&error);
+                    hooks.recover(tool.as_ref(), &args, error).await?
+                }
             }
-        },
+        }
     };
     let result = match hooks.after(tool.as_ref(), &args, &result).await? {
         Some(replaced) => replaced,
@@ -228,6 +247,11 @@ struct MissingTool {
 impl Tool for MissingTool {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn effect(&self) -> ToolEffect {
+        // It never runs a tool.
+        ToolEffect::ReadOnly
     }
 
     fn description(&self) -> &str {

@@ -10,6 +10,7 @@
 
 mod call;
 mod call_ids;
+pub(crate) mod journal;
 mod repeated;
 mod screen;
 pub(crate) mod tool_state;

@@ -10,6 +10,7 @@ mod artifacts;
 mod debug;
 mod dev_ui;
 mod graph;
+mod idempotency;
 mod meta;
 mod run;
 mod sessions;

@@ -28,6 +28,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use super::AppState;
+use super::idempotency;
 use super::sessions::session_key;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::parse_json;
@@ -58,6 +59,9 @@ pub(super) struct RunBody {
     invocation_id: Option<String>,
     #[serde(default, alias = "custom_metadata")]
     custom_metadata: Option<Map<String, Value>>,
+    /// The request's idempotency key, for clients that cannot set the `Idempotency-Key` header.
+    #[serde(default, alias = "idempotency_key")]
+    idempotency_key: Option<String>,
 }
 
 /// Takes a place among the runs at once, reads and parses the body, and checks that the caller may
@@ -68,9 +72,11 @@ async fn read_run(
     request: Request,
 ) -> ApiResult<(RunSlot, RunBody)> {
     let slot = state.run_slot()?;
+    let header = idempotency::from_header(request.headers())?;
     let (bytes, _reservation) = state.read_body(request).await?;
-    let body: RunBody = parse_json(&bytes)?;
+    let mut body: RunBody = parse_json(&bytes)?;
     caller.check_user(&body.user_id)?;
+    body.idempotency_key = idempotency::choose(header, body.idempotency_key.take())?;
     Ok((slot, body))
 }
 
@@ -87,7 +93,7 @@ async fn start(
     // The lock comes before the runner loads the session, so that this run sees every event of
     // the run before it, whichever replica ran that one.
     let admission = state.admit(slot, &key).await?;
-    let mut request = RunRequest::new(key.user_id, key.session_id);
+    let mut request = RunRequest::new(key.user_id.clone(), key.session_id.clone());
     match (body.new_message.take(), body.invocation_id.take()) {
         (None, None) => {
             return Err(ApiError::bad_request(
@@ -111,6 +117,14 @@ async fn start(
         config = config.with_streaming_mode(StreamingMode::Sse);
     }
     config.custom_metadata = body.custom_metadata.take().unwrap_or_default();
+    if let Some(idempotency_key) = body.idempotency_key.take() {
+        // Under the session's lock: a retry waits for the first attempt, then finds what it
+        // stored, whichever replica ran it.
+        if let Some(stored) = idempotency::stored_run(runner, &key, &idempotency_key).await? {
+            return Ok((RunStream::replay(stored), admission));
+        }
+        idempotency::mark(&mut config.custom_metadata, idempotency_key);
+    }
     Ok((runner.start(request.run_config(config)).await?, admission))
 }
 

@@ -3,17 +3,22 @@
 use std::collections::HashMap;
 
 use adk_core::{
-    CreateSessionRequest, Event, GetSessionRequest, IdGen, ScopedState, Session, SessionKey,
-    UuidIdGen,
+    CreateSessionRequest, Event, FunctionCallId, GetSessionRequest, IdGen, InvocationId,
+    JournalEntry, ScopedState, Session, SessionKey, ToolIntent, UuidIdGen,
 };
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::scoped::{apply_delta, merged_state, now, split_delta, stored_event};
+use crate::scoped::{apply_delta, completed_calls, merged_state, now, split_delta, stored_event};
 
 /// Sessions kept in memory, lost when the process ends. Follows the same rules as the database
-/// backends (scopes, revisions, stale writes), so it is a faithful stand-in in tests.
+/// backends (scopes, revisions, stale writes, the effect journal), so it is a faithful stand-in
+/// in tests.
+///
+/// Its effect journal is best effort: it is kept and completed under the same lock as the
+/// events, but it ends with the process, so a call interrupted by a crash cannot be found
+/// afterwards; only an invocation resumed in the same process benefits from it.
 #[derive(Debug, Default)]
 pub struct InMemorySessionService {
     store: Mutex<Store>,
@@ -35,6 +40,8 @@ struct StoredSession {
     events: Vec<Event>,
     revision: u64,
     last_update_time: f64,
+    /// The effect journal of the session's calls, in the order their intents were recorded.
+    journal: Vec<JournalEntry>,
 }
 
 impl Store {
@@ -116,6 +123,7 @@ impl InMemorySessionService {
             events: Vec::new(),
             revision: store.deleted.get(&key).map_or(0, |last| last + 1),
             last_update_time: now(),
+            journal: Vec::new(),
         };
         let session = store.to_session(&key, &stored, Vec::new());
         store.sessions.insert(key, stored);
@@ -173,8 +181,58 @@ impl InMemorySessionService {
         apply_delta(&mut stored.state, scoped.session);
         stored.last_update_time = stored.last_update_time.max(stored_event.timestamp);
         stored.revision += 1;
+        complete_calls(&mut stored.journal, &stored_event);
         stored.events.push(stored_event);
         Ok(stored.revision)
+    }
+
+    /// Records the intent to run a call, or one more attempt of a call recorded before.
+    async fn record_intent(&self, key: &SessionKey, intent: &ToolIntent) -> Result<()> {
+        let mut store = self.store.lock();
+        let Some(stored) = store.sessions.get_mut(key) else {
+            return Err(Error::not_found(key));
+        };
+        match stored
+            .journal
+            .iter_mut()
+            .find(|entry| entry.intent.function_call_id == intent.function_call_id)
+        {
+            Some(entry) => entry.attempts += 1,
+            None => stored
+                .journal
+                .push(JournalEntry::new(intent.clone(), 1, None)),
+        }
+        Ok(())
+    }
+
+    /// The journal of one invocation of a session (empty for a session that does not exist).
+    async fn journal(
+        &self,
+        key: &SessionKey,
+        invocation_id: &InvocationId,
+    ) -> Result<Vec<JournalEntry>> {
+        let store = self.store.lock();
+        Ok(store.sessions.get(key).map_or_else(Vec::new, |stored| {
+            stored
+                .journal
+                .iter()
+                .filter(|entry| &entry.intent.invocation_id == invocation_id)
+                .cloned()
+                .collect()
+        }))
+    }
+}
+
+/// Marks complete the journal's calls whose results `event` holds.
+fn complete_calls(journal: &mut [JournalEntry], event: &Event) {
+    if journal.is_empty() {
+        return;
+    }
+    let answered: Vec<&FunctionCallId> = completed_calls(event).collect();
+    for entry in journal.iter_mut().filter(|entry| !entry.is_complete()) {
+        if answered.contains(&&entry.intent.function_call_id) {
+            entry.result_event_id = Some(event.id.clone());
+        }
     }
 }
 

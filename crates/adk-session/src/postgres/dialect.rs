@@ -22,6 +22,8 @@ const ADK_RS_OBJECTS: &str = include_str!("../../schema/postgres/adk_rs_objects.
 const LEGACY_UPGRADE: &str = include_str!("../../schema/postgres/legacy_upgrade.sql");
 /// Upgrading adk-rs's additions from version 1 (which refused U+0000) to version 2.
 const ADK_RS_V2: &str = include_str!("../../schema/postgres/adk_rs_v2.sql");
+/// Version 3 of adk-rs's additions: the effect journal.
+const ADK_RS_JOURNAL: &str = include_str!("../../schema/postgres/adk_rs_journal.sql");
 
 impl Dialect for Postgres {
     const SQL: Statements = Statements {
@@ -71,6 +73,17 @@ impl Dialect for Postgres {
             SELECT app_name, user_id, id, revision FROM gone \
             ON CONFLICT (app_name, user_id, id) \
             DO UPDATE SET revision = GREATEST(deleted_sessions.revision, excluded.revision)"],
+        record_intent: "INSERT INTO adk_tool_journal (app_name, user_id, session_id, \
+            function_call_id, invocation_id, tool_name, args_hash, attempts) \
+            VALUES ($1, $2, $3, $4, $5, $6, $7, 1) \
+            ON CONFLICT (app_name, user_id, session_id, function_call_id) \
+            DO UPDATE SET attempts = adk_tool_journal.attempts + 1",
+        complete_call: "UPDATE adk_tool_journal SET result_event_id = $4 \
+            WHERE app_name = $1 AND user_id = $2 AND session_id = $3 \
+            AND function_call_id = $5 AND result_event_id IS NULL",
+        select_journal: "SELECT function_call_id, tool_name, args_hash, attempts, result_event_id \
+            FROM adk_tool_journal WHERE app_name = $1 AND user_id = $2 \
+            AND session_id = $3 AND invocation_id = $4 ORDER BY position",
         select_state: ByScope {
             app: "SELECT state::text FROM app_states WHERE app_name = $1",
             user: "SELECT state::text FROM user_states WHERE app_name = $1 AND user_id = $2",
@@ -106,7 +119,7 @@ impl Dialect for Postgres {
             AND timestamp >= to_timestamp($4) AT TIME ZONE 'UTC' \
             ORDER BY seq DESC LIMIT $5) AS recent ORDER BY seq",
     };
-    const LAYOUT_VERSION: u32 = 2;
+    const LAYOUT_VERSION: u32 = 3;
     const MERGES_STATE: bool = true;
     // Rows are fetched one per event and joined here: `string_agg(… ORDER BY seq)` measured
     // slower on 10,000 events (81 ms against 26 ms median; the server sorts and copies the text
@@ -136,10 +149,17 @@ impl Dialect for Postgres {
     fn scripts(plan: Plan) -> &'static [&'static str] {
         match plan {
             Plan::Ready => &[],
-            Plan::Create => &[ADK_PYTHON_V1, ADK_RS_TEXT, ADK_RS_COLUMNS, ADK_RS_OBJECTS],
-            Plan::Adopt => &[ADK_RS_TEXT, ADK_RS_COLUMNS, ADK_RS_OBJECTS],
-            Plan::UpgradeLegacy => &[ADK_RS_TEXT, LEGACY_UPGRADE, ADK_RS_OBJECTS],
-            Plan::Upgrade(_) => &[ADK_RS_TEXT, ADK_RS_V2],
+            Plan::Create => &[
+                ADK_PYTHON_V1,
+                ADK_RS_TEXT,
+                ADK_RS_COLUMNS,
+                ADK_RS_OBJECTS,
+                ADK_RS_JOURNAL,
+            ],
+            Plan::Adopt => &[ADK_RS_TEXT, ADK_RS_COLUMNS, ADK_RS_OBJECTS, ADK_RS_JOURNAL],
+            Plan::UpgradeLegacy => &[ADK_RS_TEXT, LEGACY_UPGRADE, ADK_RS_OBJECTS, ADK_RS_JOURNAL],
+            Plan::Upgrade(1) => &[ADK_RS_TEXT, ADK_RS_V2, ADK_RS_JOURNAL],
+            Plan::Upgrade(_) => &[ADK_RS_JOURNAL],
         }
     }
 }

@@ -93,6 +93,15 @@ pub(crate) struct Statements {
     /// Each binds app, user and session id: the last revision is remembered and the session
     /// deleted with its events.
     pub(crate) delete_session: &'static [&'static str],
+    /// Binds app, user, session id, function call id, invocation id, tool name and arguments
+    /// hash: records a call's intent with one attempt, or one more attempt of a recorded call.
+    pub(crate) record_intent: &'static str,
+    /// Binds app, user, session id, event id and function call id: the call's result is in the
+    /// event (a call completed before keeps its first result).
+    pub(crate) complete_call: &'static str,
+    /// Binds app, user, session id and invocation id; returns function call id, tool name,
+    /// arguments hash, attempts and result event id of each call, in the order first recorded.
+    pub(crate) select_journal: &'static str,
     /// Bind app (and user); return the scope's state.
     pub(crate) select_state: ByScope,
     /// Bind app (and user), state and time: the scope's row is created if missing.

@@ -1,8 +1,8 @@
 //! [`SqlStore`]: the session store of every SQL database, written once over its [`Dialect`].
 
 use adk_core::{
-    CreateSessionRequest, Event, GetSessionRequest, IdGen, ScopedState, Session, SessionKey,
-    UuidIdGen,
+    CreateSessionRequest, Event, GetSessionRequest, IdGen, InvocationId, JournalEntry, ScopedState,
+    Session, SessionKey, ToolIntent, UuidIdGen,
 };
 use serde_json::{Map, Value};
 use sqlx::query::QueryScalar;
@@ -17,7 +17,7 @@ use super::layout::{ADK_RS_VERSION_KEY, Found, PYTHON_VERSION_KEY};
 use super::{EVENT_SEPARATOR, EventFilter, event_json, is_unique_violation, parse_events};
 use super::{parse_state, state_json};
 use crate::error::{Error, Result};
-use crate::scoped::{apply_delta, merged_state, now, split_delta, stored_event};
+use crate::scoped::{apply_delta, completed_calls, merged_state, now, split_delta, stored_event};
 
 /// Sessions in ADK Python's v1 tables with adk-rs's additions, in the database of dialect `D`.
 ///
@@ -323,9 +323,88 @@ where
             if !scoped.user.is_empty() {
                 Self::merge_shared(conn, Shared::User, key, scoped.user, &time, &what).await?;
             }
+            // The calls the event answers are complete in the journal in this same transaction:
+            // a crash leaves both or neither.
+            for call_id in completed_calls(&event) {
+                sqlx::query_with(sql(D::SQL.complete_call), key_args::<D>(key)?)
+                    .bind(event.id.as_str())
+                    .bind(call_id.as_str())
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(storage)?;
+            }
             Ok(next)
         })
         .await
+    }
+
+    /// Records the intent to run a call, or one more attempt of a call recorded before.
+    pub(crate) async fn record_intent(&self, key: &SessionKey, intent: &ToolIntent) -> Result<()> {
+        let what = format!(
+            "recording the intent of call {} in session {}",
+            intent.function_call_id, key.session_id
+        );
+        check_key::<D>(key, &what)?;
+        let texts = [
+            intent.function_call_id.as_str(),
+            intent.invocation_id.as_str(),
+            intent.tool_name.as_str(),
+        ];
+        if !D::TEXT_HOLDS_NUL && texts.iter().any(|text| text.contains('\0')) {
+            return Err(Error::unstorable(
+                &what,
+                "the call's id, invocation id or tool name contains U+0000, which the database \
+                 cannot hold",
+            ));
+        }
+        self.write(&what, async |conn| {
+            let mut args = key_args::<D>(key)?;
+            for text in texts.into_iter().chain([intent.args_hash.as_str()]) {
+                add(&mut args, text)?;
+            }
+            match sqlx::query_with(sql(D::SQL.record_intent), args)
+                .execute(&mut *conn)
+                .await
+            {
+                // The journal's rows belong to a session: a missing one fails its foreign key.
+                Err(sqlx::Error::Database(error)) if error.is_foreign_key_violation() => {
+                    Err(Error::not_found(key))
+                }
+                other => other
+                    .map(drop)
+                    .map_err(|error| Error::storage(&what, error)),
+            }
+        })
+        .await
+    }
+
+    /// The journal of one invocation of a session, in the order its intents were recorded.
+    pub(crate) async fn journal(
+        &self,
+        key: &SessionKey,
+        invocation_id: &InvocationId,
+    ) -> Result<Vec<JournalEntry>> {
+        let what = format!("reading the effect journal of session {}", key.session_id);
+        check_key::<D>(key, &what)?;
+        let rows: Vec<(String, String, String, i64, Option<String>)> = self
+            .read(&what, async |conn| {
+                let mut args = key_args::<D>(key)?;
+                add(&mut args, invocation_id.as_str())?;
+                sqlx::query_as_with(sql(D::SQL.select_journal), args)
+                    .fetch_all(&mut *conn)
+                    .await
+                    .map_err(|error| Error::storage(&what, error))
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(call_id, tool_name, args_hash, attempts, result)| {
+                let intent =
+                    ToolIntent::new(invocation_id.clone(), call_id.into(), tool_name, args_hash);
+                let attempts = u32::try_from(attempts).unwrap_or(u32::MAX);
+                JournalEntry::new(intent, attempts, result.map(Into::into))
+            })
+            .collect())
     }
 
     /// What to write to set `delta`'s keys in a state stored as `stored`: the delta itself where

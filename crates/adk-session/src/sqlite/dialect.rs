@@ -19,6 +19,8 @@ const ADK_RS_OBJECTS: &str = include_str!("../../schema/sqlite/adk_rs_objects.sq
 const LEGACY_SET_ASIDE: &str = include_str!("../../schema/sqlite/legacy_set_aside.sql");
 /// Upgrading the first layout of adk-rs: its rows copied into the new tables.
 const LEGACY_COPY: &str = include_str!("../../schema/sqlite/legacy_copy.sql");
+/// Version 2 of adk-rs's additions: the effect journal.
+const ADK_RS_JOURNAL: &str = include_str!("../../schema/sqlite/adk_rs_journal.sql");
 
 impl Dialect for Sqlite {
     const SQL: Statements = Statements {
@@ -58,6 +60,17 @@ impl Dialect for Sqlite {
             // The events go with it (ON DELETE CASCADE).
             "DELETE FROM sessions WHERE app_name = ?1 AND user_id = ?2 AND id = ?3",
         ],
+        record_intent: "INSERT INTO adk_tool_journal (app_name, user_id, session_id, \
+            function_call_id, invocation_id, tool_name, args_hash, attempts) \
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) \
+            ON CONFLICT (app_name, user_id, session_id, function_call_id) \
+            DO UPDATE SET attempts = adk_tool_journal.attempts + 1",
+        complete_call: "UPDATE adk_tool_journal SET result_event_id = ?4 \
+            WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 \
+            AND function_call_id = ?5 AND result_event_id IS NULL",
+        select_journal: "SELECT function_call_id, tool_name, args_hash, attempts, result_event_id \
+            FROM adk_tool_journal WHERE app_name = ?1 AND user_id = ?2 \
+            AND session_id = ?3 AND invocation_id = ?4 ORDER BY rowid",
         select_state: ByScope {
             app: "SELECT state FROM app_states WHERE app_name = ?1",
             user: "SELECT state FROM user_states WHERE app_name = ?1 AND user_id = ?2",
@@ -92,7 +105,7 @@ impl Dialect for Sqlite {
             WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 AND timestamp >= ?4 \
             ORDER BY seq DESC LIMIT ?5) ORDER BY seq)",
     };
-    const LAYOUT_VERSION: u32 = 1;
+    const LAYOUT_VERSION: u32 = 2;
     const MERGES_STATE: bool = false;
     // One string per session instead of one row per event makes loading long sessions several
     // times faster.
@@ -123,17 +136,23 @@ impl Dialect for Sqlite {
     fn scripts(plan: Plan) -> &'static [&'static str] {
         match plan {
             Plan::Ready => &[],
-            Plan::Create => &[ADK_PYTHON_V1, ADK_RS_COLUMNS, ADK_RS_OBJECTS],
-            Plan::Adopt => &[ADK_RS_COLUMNS, ADK_RS_OBJECTS],
+            Plan::Create => &[
+                ADK_PYTHON_V1,
+                ADK_RS_COLUMNS,
+                ADK_RS_OBJECTS,
+                ADK_RS_JOURNAL,
+            ],
+            Plan::Adopt => &[ADK_RS_COLUMNS, ADK_RS_OBJECTS, ADK_RS_JOURNAL],
             Plan::UpgradeLegacy => &[
                 LEGACY_SET_ASIDE,
                 ADK_PYTHON_V1,
                 ADK_RS_COLUMNS,
                 LEGACY_COPY,
                 ADK_RS_OBJECTS,
+                ADK_RS_JOURNAL,
             ],
-            // SQLite's additions have had one version: there is nothing older to upgrade.
-            Plan::Upgrade(_) => &[],
+            // Version 1 is the only older one.
+            Plan::Upgrade(_) => &[ADK_RS_JOURNAL],
         }
     }
 }

@@ -2,6 +2,12 @@
 //! [`session_conformance!`] instantiates all of them for one backend's fixture.
 
 pub(crate) mod fixtures;
+mod journal;
+
+pub(crate) use journal::{
+    journal_completes_only_with_a_stored_event, journal_keeps_each_state_of_a_call,
+    journal_lives_and_dies_with_its_session,
+};
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
@@ -30,6 +36,9 @@ macro_rules! session_conformance {
             nul_and_its_escape_round_trip,
             events_round_trip_exactly,
             ten_thousand_events,
+            journal_keeps_each_state_of_a_call,
+            journal_completes_only_with_a_stored_event,
+            journal_lives_and_dies_with_its_session,
         );
         // These spawn tasks, so they take the service's `Arc`.
         $crate::conformance::session_conformance!(@tests $make; shared;

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::NoArgs;
-use crate::{FunctionTool, ToolContext};
+use crate::{FunctionTool, ToolContext, ToolEffect};
 
 /// The `exit_loop` tool: asks the enclosing loop agent to stop (escalate) and skips summarising
 /// its response, as ADK's `exit_loop` does. It answers `null`.
@@ -16,11 +16,14 @@ use crate::{FunctionTool, ToolContext};
 /// assert!(tool.declaration().unwrap().parameters.is_none());
 /// ```
 pub fn exit_loop() -> FunctionTool {
-    FunctionTool::new(
+    FunctionTool::builder(
         "exit_loop",
         "Ends the loop you are running in.\n\nCall this only when your instructions tell you to.",
         run,
     )
+    // Its only effect travels in its response event.
+    .effect(ToolEffect::ReadOnly)
+    .build()
 }
 
 async fn run(ctx: ToolContext, _args: NoArgs) -> Result<Value, std::convert::Infallible> {

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::{FunctionTool, Tool, ToolContext};
+use crate::{FunctionTool, Tool, ToolContext, ToolEffect};
 
 /// The tool's name, also the name of the function response it looks for.
 const NAME: &str = "load_artifacts";
@@ -90,6 +90,11 @@ async fn load_artifacts(args: LoadArtifactsArgs) -> Result<Value, std::convert::
 impl Tool for LoadArtifactsTool {
     fn name(&self) -> &str {
         self.inner.name()
+    }
+
+    fn effect(&self) -> ToolEffect {
+        // It only reads.
+        ToolEffect::ReadOnly
     }
 
     fn description(&self) -> &str {

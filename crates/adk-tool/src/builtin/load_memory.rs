@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::{FunctionTool, Tool, ToolContext};
+use crate::{FunctionTool, Tool, ToolContext, ToolEffect};
 
 /// What `load_memory` tells the model in the system instruction.
 const INSTRUCTION: &str = "You have a memory of earlier conversations with this user. When a \
@@ -62,6 +62,11 @@ async fn load_memory(ctx: ToolContext, args: LoadMemoryArgs) -> Result<Value> {
 impl Tool for LoadMemoryTool {
     fn name(&self) -> &str {
         self.inner.name()
+    }
+
+    fn effect(&self) -> ToolEffect {
+        // It only reads.
+        ToolEffect::ReadOnly
     }
 
     fn description(&self) -> &str {

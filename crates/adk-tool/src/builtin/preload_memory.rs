@@ -5,7 +5,7 @@ use adk_core::{FunctionDeclaration, LlmRequest, MemoryEntry, PartData, Result};
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::{Tool, ToolContext, ToolError, ToolErrorKind};
+use crate::{Tool, ToolContext, ToolEffect, ToolError, ToolErrorKind};
 
 /// The `preload_memory` tool, as ADK's: a request-processing tool. Before each model call it
 /// searches the user's memory with the text of the user's message and appends what it finds to
@@ -35,6 +35,11 @@ impl PreloadMemoryTool {
 impl Tool for PreloadMemoryTool {
     fn name(&self) -> &str {
         "preload_memory"
+    }
+
+    fn effect(&self) -> ToolEffect {
+        // It only reads.
+        ToolEffect::ReadOnly
     }
 
     fn description(&self) -> &str {

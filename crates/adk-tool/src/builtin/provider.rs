@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::tool::ProviderSide;
-use crate::{Tool, ToolContext};
+use crate::{Tool, ToolContext, ToolEffect};
 
 /// A tool the model's provider runs (Gemini's Google Search, URL context or code execution).
 ///
@@ -108,6 +108,11 @@ pub fn mixes_with_functions(model: &str) -> bool {
 impl Tool for ProviderTool {
     fn name(&self) -> &str {
         self.name
+    }
+
+    fn effect(&self) -> ToolEffect {
+        // It never runs here: the model's provider runs it.
+        ToolEffect::ReadOnly
     }
 
     fn description(&self) -> &str {

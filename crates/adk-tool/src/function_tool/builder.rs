@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::{Body, FunctionTool, PreparedCall};
 use crate::schema::{is_empty_object, parameters_schema, validation_schema};
 use crate::validate::ArgumentValidator;
-use crate::{ToolError, ToolErrorKind};
+use crate::{ToolEffect, ToolError, ToolErrorKind};
 
 /// When a call needs the user's confirmation.
 enum Confirmation<Args> {
@@ -54,6 +54,7 @@ pub struct FunctionToolBuilder<Args> {
     function: Body<Args>,
     response: Option<Value>,
     long_running: bool,
+    effect: ToolEffect,
     timeout: Option<Duration>,
     confirmation: Confirmation<Args>,
     strict: Option<bool>,
@@ -71,6 +72,7 @@ where
             function,
             response: None,
             long_running: false,
+            effect: ToolEffect::Effectful,
             timeout: None,
             confirmation: Confirmation::Never,
             strict: None,
@@ -88,6 +90,33 @@ where
     /// response in this turn, and its description tells the model not to call it again.
     pub fn long_running(mut self, long_running: bool) -> Self {
         self.long_running = long_running;
+        self
+    }
+
+    /// Declares what running the tool does outside the session (see [`ToolEffect`]). A function
+    /// tool is [`ToolEffect::Effectful`] unless told otherwise: an interrupted call of it is
+    /// never run again without the user's decision. Declare a lookup
+    /// [`ToolEffect::ReadOnly`], and a tool that passes
+    /// [`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key) to the API it calls
+    /// [`ToolEffect::Idempotent`].
+    ///
+    /// ```
+    /// use adk_tool::{FunctionTool, Tool, ToolEffect};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Args { city: String }
+    ///
+    /// async fn get_weather(args: Args) -> Result<String, String> {
+    ///     Ok(format!("sunny in {}", args.city))
+    /// }
+    ///
+    /// let tool = FunctionTool::builder("get_weather", "Reports the weather.", get_weather)
+    ///     .effect(ToolEffect::ReadOnly)
+    ///     .build();
+    /// assert_eq!(tool.effect(), ToolEffect::ReadOnly);
+    /// ```
+    pub fn effect(mut self, effect: ToolEffect) -> Self {
+        self.effect = effect;
         self
     }
 
@@ -153,6 +182,7 @@ where
             validator,
             prepare: Box::new(prepare),
             long_running: self.long_running,
+            effect: self.effect,
             timeout: self.timeout,
             strict: self.strict,
         }
@@ -164,6 +194,7 @@ impl<Args> fmt::Debug for FunctionToolBuilder<Args> {
         f.debug_struct("FunctionToolBuilder")
             .field("name", &self.name)
             .field("long_running", &self.long_running)
+            .field("effect", &self.effect)
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }

@@ -17,7 +17,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use crate::validate::ArgumentValidator;
-use crate::{Tool, ToolContext, ToolError, ToolErrorKind};
+use crate::{Tool, ToolContext, ToolEffect, ToolError, ToolErrorKind};
 
 pub use builder::FunctionToolBuilder;
 pub use confirmation::{CONFIRMATION_REJECTED_MESSAGE, CONFIRMATION_REQUIRED_MESSAGE};
@@ -95,6 +95,7 @@ pub struct FunctionTool {
     validator: Result<ArgumentValidator, ToolError>,
     prepare: Prepare,
     long_running: bool,
+    effect: ToolEffect,
     timeout: Option<Duration>,
     strict: Option<bool>,
 }
@@ -192,6 +193,10 @@ impl Tool for FunctionTool {
 
     fn is_long_running(&self) -> bool {
         self.long_running
+    }
+
+    fn effect(&self) -> ToolEffect {
+        self.effect
     }
 
     async fn run(&self, ctx: ToolContext, args: Value) -> Result<Value> {

@@ -11,7 +11,7 @@ use super::connection::{Connection, Resend};
 use super::untrusted::VettedTool;
 use crate::function_tool::{ConfirmationGate, confirmation_gate};
 use crate::schema::is_empty_object;
-use crate::{Tool, ToolContext, ToolError, ToolErrorKind};
+use crate::{Tool, ToolContext, ToolEffect, ToolError, ToolErrorKind};
 
 /// One tool of an MCP server, as listed by [`McpToolset`](super::McpToolset).
 ///
@@ -29,7 +29,7 @@ pub struct McpTool {
     response: Option<Arc<Value>>,
     connection: Weak<Connection>,
     require_confirmation: bool,
-    idempotent: bool,
+    effect: ToolEffect,
 }
 
 impl McpTool {
@@ -45,7 +45,7 @@ impl McpTool {
             response: tool.response.map(Arc::new),
             connection: Arc::downgrade(connection),
             require_confirmation,
-            idempotent: tool.idempotent,
+            effect: tool.effect,
         }
     }
 
@@ -80,8 +80,9 @@ impl McpTool {
             )
         })?;
         // A call lost with its connection is sent again only when the server says the tool is
-        // idempotent: otherwise the server may have acted already.
-        let resend = if self.idempotent {
+        // idempotent (or read-only): otherwise the server may have acted already. The same rule
+        // decides whether a call interrupted by a crash runs again on resume.
+        let resend = if self.effect.may_run_again() {
             Resend::Safe
         } else {
             Resend::IfNeverSent
@@ -95,6 +96,10 @@ impl McpTool {
 impl Tool for McpTool {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn effect(&self) -> ToolEffect {
+        self.effect
     }
 
     fn description(&self) -> &str {

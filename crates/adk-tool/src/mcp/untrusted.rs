@@ -5,10 +5,10 @@
 
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 
-use rmcp::model::Tool as McpToolInfo;
+use rmcp::model::{Tool as McpToolInfo, ToolAnnotations};
 use serde_json::Value;
 
-use crate::simplify_schema;
+use crate::{ToolEffect, simplify_schema};
 
 /// The longest tool name accepted: what OpenAI and Gemini accept.
 pub(crate) const MAX_NAME_CHARS: usize = 64;
@@ -20,8 +20,9 @@ pub(crate) struct VettedTool {
     pub(crate) description: String,
     pub(crate) parameters: Value,
     pub(crate) response: Option<Value>,
-    /// The server says calling it twice with the same arguments does no more than once.
-    pub(crate) idempotent: bool,
+    /// What the server's annotations say calling it does: `readOnlyHint` makes it read-only,
+    /// `idempotentHint` idempotent, and a tool that says neither is effectful.
+    pub(crate) effect: ToolEffect,
     /// A digest of what the model sees of the tool, to notice a definition that changes.
     pub(crate) fingerprint: u64,
 }
@@ -54,10 +55,7 @@ pub(crate) fn vet(info: McpToolInfo, max_description_chars: usize) -> Result<Vet
     if let Some(response) = &mut response {
         clean_schema_texts(response, max_description_chars);
     }
-    let idempotent = info
-        .annotations
-        .and_then(|annotations| annotations.idempotent_hint)
-        .unwrap_or(false);
+    let effect = effect_of(info.annotations.as_ref());
     let mut hasher = DefaultHasher::new();
     description.hash(&mut hasher);
     parameters.to_string().hash(&mut hasher);
@@ -67,9 +65,22 @@ pub(crate) fn vet(info: McpToolInfo, max_description_chars: usize) -> Result<Vet
         description,
         parameters,
         response,
-        idempotent,
+        effect,
         fingerprint: hasher.finish(),
     })
+}
+
+/// The effect MCP's annotations declare. The hints are the server's word, untrusted like the rest
+/// of its tool list, but they can only make the runtime more careful or less: a read-only tool's
+/// calls are not journaled, an idempotent one's are run again when interrupted, and a tool that
+/// gives neither hint is treated as acting (MCP's own default for `destructiveHint`).
+fn effect_of(annotations: Option<&ToolAnnotations>) -> ToolEffect {
+    let hint = |hint: Option<bool>| hint.unwrap_or(false);
+    match annotations {
+        Some(annotations) if hint(annotations.read_only_hint) => ToolEffect::ReadOnly,
+        Some(annotations) if hint(annotations.idempotent_hint) => ToolEffect::Idempotent,
+        _ => ToolEffect::Effectful,
+    }
 }
 
 /// Whether `name` is a plain identifier every provider takes: ASCII letters, digits, `_`, `-`
@@ -168,6 +179,23 @@ mod tests {
             json!({"name": "get-sum.v2_x", "inputSchema": {"type": "object"},
             "annotations": {"idempotentHint": true}}),
         );
-        assert!(vet(fine, 10).unwrap().idempotent);
+        assert_eq!(vet(fine, 10).unwrap().effect, ToolEffect::Idempotent);
+        for (annotations, effect) in [
+            (
+                json!({"readOnlyHint": true, "idempotentHint": true}),
+                ToolEffect::ReadOnly,
+            ),
+            (
+                json!({"readOnlyHint": false, "idempotentHint": false}),
+                ToolEffect::Effectful,
+            ),
+            (json!({"destructiveHint": false}), ToolEffect::Effectful),
+            (json!({}), ToolEffect::Effectful),
+        ] {
+            let tool = info(
+                json!({"name": "t", "inputSchema": {"type": "object"}, "annotations": annotations}),
+            );
+            assert_eq!(vet(tool, 10).unwrap().effect, effect, "{annotations}");
+        }
     }
 }

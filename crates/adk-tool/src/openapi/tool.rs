@@ -16,7 +16,9 @@ use super::operation::{BODY_ARGUMENT, Location, Operation};
 use super::{OperationInfo, shown_url};
 use crate::function_tool::{ConfirmationGate, confirmation_gate};
 use crate::schema::is_empty_object;
-use crate::{ArgumentValidator, Tool, ToolContext, ToolError, ToolErrorKind, simplify_schema};
+use crate::{
+    ArgumentValidator, Tool, ToolContext, ToolEffect, ToolError, ToolErrorKind, simplify_schema,
+};
 
 /// How much of an error answer the model reads; the rest is cut, saying so.
 const ERROR_BODY_CHARS: usize = 2048;
@@ -253,6 +255,16 @@ impl OpenApiTool {
 impl Tool for OpenApiTool {
     fn name(&self) -> &str {
         &self.operation.info.name
+    }
+
+    /// HTTP's own word on the method: `GET`, `HEAD` and `OPTIONS` are safe, `PUT` and `DELETE`
+    /// idempotent, and anything else (`POST`, `PATCH`) may act again when repeated.
+    fn effect(&self) -> ToolEffect {
+        match self.operation.info.method.as_str() {
+            "GET" | "HEAD" | "OPTIONS" => ToolEffect::ReadOnly,
+            "PUT" | "DELETE" => ToolEffect::Idempotent,
+            _ => ToolEffect::Effectful,
+        }
     }
 
     fn description(&self) -> &str {

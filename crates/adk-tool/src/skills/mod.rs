@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 
 pub use skill::Skill;
 
-use crate::{FunctionTool, Tool, ToolContext, Toolset};
+use crate::{FunctionTool, Tool, ToolContext, ToolEffect, Toolset};
 
 /// The largest resource file read for the model; larger ones are refused, naming the limit.
 const MAX_RESOURCE_BYTES: u64 = 256 * 1024;
@@ -187,6 +187,11 @@ struct ListSkills {
 impl Tool for ListSkills {
     fn name(&self) -> &str {
         "list_skills"
+    }
+
+    fn effect(&self) -> ToolEffect {
+        // It only reads.
+        ToolEffect::ReadOnly
     }
 
     fn description(&self) -> &str {

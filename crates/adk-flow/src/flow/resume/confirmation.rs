@@ -49,7 +49,16 @@ fn calls_in_events(step: &Step, events: &[Event]) -> Result<Vec<Resumption>> {
         let original = original_call(request)?;
         let event = original_call_event(events, answer_index, agent, &original)?;
         let id = original.id.clone().unwrap_or_default();
-        let confirmation = parse_confirmation(&answer)?;
+        let mut confirmation = parse_confirmation(&answer)?;
+        // The request's payload says what the confirmation is about (an interrupted call, say)
+        // when the answer does not carry it back.
+        if confirmation.payload.is_none() {
+            confirmation.payload = request
+                .args
+                .get("toolConfirmation")
+                .and_then(|asked| asked.get("payload"))
+                .cloned();
+        }
         match by_event.iter_mut().find(|(seen, _)| seen.id == event.id) {
             Some((_, confirmations)) => {
                 confirmations.insert(id, confirmation);

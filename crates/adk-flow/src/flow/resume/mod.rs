@@ -1,7 +1,7 @@
-//! Resuming the calls the user answered: a step first runs again the calls the user's
-//! credentials (`auth`) or confirmations (`confirmation`) answered, before the request is built,
-//! so that their events reach the session before the history is read. This module holds what the
-//! two share: finding the user's answers to the flow's requests, and the genuine calls those
+//! Resuming calls: a step first answers the calls a crash cut off (`interrupted`), then runs again
+//! the calls the user's credentials (`auth`) or confirmations (`confirmation`) answered, before
+//! the request is built, so that their events reach the session before the history is read. This
+//! module holds what the last two share: finding the user's answers to the flow's requests, and the genuine calls those
 //! answers resume.
 //!
 //! An answer only resumes a call when the request it answers was made by this agent, names a call
@@ -11,6 +11,7 @@
 
 mod auth;
 mod confirmation;
+mod interrupted;
 
 use std::collections::HashSet;
 
@@ -19,10 +20,11 @@ use serde_json::{Map, Value};
 
 use crate::step::Step;
 
-/// Runs again the calls the user's latest credentials, then confirmations, answered; returns the
-/// events of the resumed calls.
+/// Answers the calls a crash cut off (see `interrupted`), then runs again the calls the user's
+/// latest credentials, then confirmations, answered; returns the events of the resumed calls.
 pub(super) async fn answered_calls(step: &Step) -> Result<Vec<Event>> {
-    let mut events = auth::process(step).await?;
+    let mut events = interrupted::process(step).await?;
+    events.extend(auth::process(step).await?);
     events.extend(confirmation::process(step).await?);
     Ok(events)
 }
