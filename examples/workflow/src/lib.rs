@@ -11,11 +11,10 @@
 //! Run it with the `adk` command line: `cargo run -p adk-cli -- run workflow`, or `cargo run -p
 //! adk-cli -- web` to see the graph drawn in the dev UI, with the running node highlighted.
 
-use std::sync::Arc;
-
+use adk::Result;
+use adk::core::IntoLlm;
 use adk::flow::LlmAgent;
 use adk::workflow::{Node, NodeContext, NodeError, NodeOutput, Routes, START, Workflow};
-use adk::{Agent, Llm, Result};
 use serde_json::json;
 
 /// The app name sessions of this example are stored under.
@@ -35,7 +34,8 @@ pub fn route_of(message: &str) -> Option<&'static str> {
 }
 
 /// The trip planner on `model`.
-pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
+pub fn root_agent(model: impl IntoLlm) -> Result<Workflow> {
+    let model = model.into_llm();
     let intake = Node::function("intake", |ctx: NodeContext, message: String| async move {
         ctx.set_state("request", &message)?;
         let output = NodeOutput::value(json!({"request": message}));
@@ -85,5 +85,5 @@ pub fn root_agent(model: Arc<dyn Llm>) -> Result<Arc<dyn Agent>> {
         ))
         .chain(([&weather, &sights], Node::join("gather"), &planner))
         .build()?;
-    Ok(Arc::new(workflow))
+    Ok(workflow)
 }

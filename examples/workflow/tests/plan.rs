@@ -3,7 +3,6 @@
 //! default route to small talk. Every event names the node run it comes from.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use adk::core::Route;
 use adk_test::{AgentRun, ScriptedModel};
@@ -14,7 +13,7 @@ async fn a_trip_fans_out_to_the_scouts_and_the_planner_answers() {
         .then_text("scout note one")
         .then_text("scout note two")
         .then_text("Day 1: the castle. Day 2: the river.");
-    let agent = workflow::root_agent(Arc::new(model.clone())).unwrap();
+    let agent = workflow::root_agent(model.clone()).unwrap();
     let run = AgentRun::new(agent, "A weekend trip to Lisbon?").await;
     assert!(run.error.is_none(), "{}", run.render());
     let paths: BTreeSet<&str> = run
@@ -80,7 +79,7 @@ async fn a_trip_fans_out_to_the_scouts_and_the_planner_answers() {
 #[tokio::test]
 async fn anything_else_takes_the_default_route_to_small_talk() {
     let model = ScriptedModel::new("scripted").then_text("Hello! Shall I plan a trip?");
-    let agent = workflow::root_agent(Arc::new(model.clone())).unwrap();
+    let agent = workflow::root_agent(model.clone()).unwrap();
     let run = AgentRun::new(agent, "hello there").await;
     assert!(run.error.is_none(), "{}", run.render());
     let paths: Vec<&str> = run

@@ -7,10 +7,8 @@
 //! or around a loop, form a cycle: the code no longer reads in one direction, so the check
 //! reports each cycle with the line behind each of its edges. Test-only code does not count.
 //!
-//! Two modules whose types name each other (an agent and the context it runs in) need no
-//! exception: one lives inside the other, as a child may use its parent. A cycle not yet broken
-//! is listed in [`KNOWN`] with what breaking it takes; a listed cycle that grows is reported, and
-//! a listed one that is gone must leave the list (a test holds it to the workspace).
+//! Two modules whose types name each other (an agent and the context it runs in) are no
+//! exception: one lives inside the other, as a child may use its parent.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -22,58 +20,16 @@ use super::{Violation, display_path};
 /// them is a crate root (and `xtask/src` itself).
 const CRATE_DIRS: &[&str] = &["crates", "examples"];
 
-/// A module cycle not broken yet, and what breaking it takes.
-#[derive(Debug, Clone, Copy)]
-pub struct KnownCycle {
-    /// The package's directory, relative to the workspace root (`crates/adk-workflow`).
-    pub package: &'static str,
-    /// The modules of the cycle, under the crate root, sorted by name.
-    pub modules: &'static [&'static str],
-    /// What breaking it takes.
-    pub to_break: &'static str,
-}
-
-/// The cycles not broken yet.
-pub const KNOWN: &[KnownCycle] = &[KnownCycle {
-    package: "crates/adk-workflow",
-    modules: &[
-        "context",
-        "graph",
-        "node",
-        "replay",
-        "runtime",
-        "scheduler",
-        "workflow",
-    ],
-    to_break: "a node's context runs child nodes (`runtime`), and a workflow is a node whose \
-               scheduler runs its graph's nodes: the context, its runtime and replay belong \
-               under `node`, and the graph and scheduler under `workflow`, itself under `node`",
-}];
-
 /// How many re-exports a path may pass through before resolution gives up (a re-export loop is
 /// a compile error, so only malformed input reaches this).
 const MAX_REEXPORT_DEPTH: usize = 16;
 
-/// Runs the module-cycle check on every crate of the workspace at `root`: every cycle not in
-/// [`KNOWN`] is a violation, as is a crate that cannot be read.
+/// Runs the module-cycle check on every crate of the workspace at `root`: every cycle is a
+/// violation, as is a crate that cannot be read.
 pub fn check(root: &Path) -> Vec<Violation> {
     let (cycles, mut violations) = cycles(root);
-    violations.extend(
-        cycles
-            .into_iter()
-            .filter(|cycle| !is_known(cycle))
-            .map(|cycle| cycle.violation),
-    );
+    violations.extend(cycles.into_iter().map(|cycle| cycle.violation));
     violations
-}
-
-/// Whether [`KNOWN`] lists `cycle` exactly (a known cycle that grew is not known).
-pub fn is_known(cycle: &Cycle) -> bool {
-    let file = display_path(&cycle.violation.path);
-    cycle.parent.is_empty()
-        && KNOWN.iter().any(|known| {
-            file.starts_with(&format!("{}/", known.package)) && known.modules == cycle.modules
-        })
 }
 
 /// Every module cycle of the workspace at `root`, and a violation for each crate that cannot be

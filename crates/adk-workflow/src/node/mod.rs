@@ -3,12 +3,14 @@
 //! timeout, what happens on resume).
 
 mod agent;
+pub(crate) mod context;
 pub(crate) mod function;
 mod input;
 mod join;
 mod parallel;
 mod retry;
 mod tool;
+pub(crate) mod workflow;
 
 use std::fmt;
 use std::sync::Arc;

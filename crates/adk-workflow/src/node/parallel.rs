@@ -7,8 +7,8 @@ use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt as _};
 use serde_json::Value;
 
+use super::context::RunNodeOptions;
 use super::{NodeKind, NodeOptions, RunNode};
-use crate::context::RunNodeOptions;
 use crate::{Node, NodeContext, NodeError, NodeInput};
 
 /// The node behind [`Node::parallel`].

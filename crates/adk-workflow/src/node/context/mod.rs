@@ -2,6 +2,9 @@
 //! id, state, the answers it asked the user for, and the events it emits (each stamped with the
 //! node's author, path, branch, scope, and whose output it is).
 
+pub(crate) mod replay;
+pub(crate) mod runtime;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -10,8 +13,8 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::runtime::{ChildRun, Runtime, run_child};
 use crate::{Node, NodeError, NodeInput, RequestInput};
+use runtime::{ChildRun, Runtime, run_child};
 
 /// What a running node sees and does. Cheap to clone; clones are the same run.
 ///

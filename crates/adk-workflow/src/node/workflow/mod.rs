@@ -1,6 +1,9 @@
 //! [`Workflow`]: a graph of nodes run as an agent (the root of an app, or a sub-agent) or as a
 //! node of another workflow, and its builder.
 
+pub(crate) mod graph;
+mod scheduler;
+
 use std::fmt;
 use std::sync::Arc;
 
@@ -10,12 +13,12 @@ use adk_core::{
 };
 use futures::future::BoxFuture;
 
-use crate::context::{NodeContext, Placement};
-use crate::graph::{ChainElement, Edge, EdgeItem, Graph, IntoChain};
+use super::context::runtime::{ChildRun, Runtime, run_child};
+use super::context::{NodeContext, Placement};
 use crate::node::{NodeKind, NodeOptions, RunNode};
-use crate::runtime::{ChildRun, Runtime, run_child};
 use crate::sink::RunStream;
 use crate::{Node, NodeError, NodeInput, WorkflowError};
+use graph::{ChainElement, Edge, EdgeItem, Graph, IntoChain};
 
 /// A graph workflow: nodes joined by edges, run from `START`, each node's output passed along the
 /// edges its route takes. Its events carry each node's path (`wf@1/classify@1`) and output.
@@ -150,7 +153,7 @@ impl RunNode for Workflow {
         ctx: &'a NodeContext,
         input: NodeInput,
     ) -> BoxFuture<'a, Result<(), NodeError>> {
-        Box::pin(crate::scheduler::run_graph(self, ctx, input))
+        Box::pin(scheduler::run_graph(self, ctx, input))
     }
 
     fn kind(&self) -> NodeKind {
@@ -365,7 +368,7 @@ impl WorkflowBuilder {
     ///
     /// A [`WorkflowError`] saying which rule the graph breaks.
     pub fn build(self) -> Result<Workflow, WorkflowError> {
-        if !crate::graph::is_identifier(&self.name) {
+        if !graph::is_identifier(&self.name) {
             return Err(WorkflowError::graph(format!(
                 "workflow name '{}' is not an identifier: use letters, digits and '_', not starting with a digit",
                 self.name

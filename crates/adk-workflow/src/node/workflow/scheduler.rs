@@ -13,9 +13,9 @@ use futures::future::{BoxFuture, Either, select};
 use futures::stream::{FuturesUnordered, StreamExt as _};
 use serde_json::{Map, Value, json};
 
-use crate::graph::Graph;
-use crate::replay::intercept;
-use crate::runtime::{ChildOutcome, ChildRun, run_child};
+use super::graph::Graph;
+use crate::node::context::replay::intercept;
+use crate::node::context::runtime::{ChildOutcome, ChildRun, run_child};
 use crate::{NodeContext, NodeError, NodeInput, Workflow, WorkflowError};
 
 /// A node's status in a checkpoint (ADK's `NodeStatus`).

@@ -10,8 +10,8 @@ use adk_core::{Event, NodePath, Route};
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use crate::context::{NodeContext, Placement};
-use crate::replay::{ChildScan, intercept, scan};
+use super::replay::{ChildScan, intercept, scan};
+use super::{NodeContext, Placement};
 use crate::sink::EventSink;
 use crate::{Node, NodeError, NodeInput, NodeKind};
 
