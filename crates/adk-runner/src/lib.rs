@@ -6,6 +6,7 @@ mod cancel_on_drop;
 mod client_state;
 mod compaction;
 mod credentials;
+mod cut_off;
 mod persist;
 pub mod plugins;
 mod resume;
