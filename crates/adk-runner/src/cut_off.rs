@@ -11,8 +11,9 @@ use std::collections::HashSet;
 
 use adk_core::{Event, FunctionCall, FunctionCallId, InvocationId, USER_AUTHOR};
 
-/// The error code of the event that ends a cancelled invocation.
-pub(crate) const CANCELLED_CODE: &str = "CANCELLED";
+/// The error code of the event that ends a cancelled invocation
+/// ([`Runner::cancel_invocation`](crate::Runner::cancel_invocation)).
+pub const CANCELLED_ERROR_CODE: &str = "CANCELLED";
 
 /// The session's last invocation, when it was cut off before it ended.
 pub(crate) fn cut_off_invocation(events: &[Event]) -> Option<&InvocationId> {

@@ -19,6 +19,7 @@ pub use adk_flow::{IntoPlugin, Plugin};
 pub use compaction::{
     CompactionConfig, DEFAULT_SUMMARY_PROMPT, IntoSummarizer, LlmSummarizer, Summarizer,
 };
+pub use cut_off::CANCELLED_ERROR_CODE;
 pub use run_stream::RunStream;
 pub use runner::{RunRequest, Runner, RunnerBuilder};
 

@@ -9,6 +9,7 @@ mod error;
 mod extract;
 mod names;
 mod routes;
+mod running;
 mod server;
 mod state;
 

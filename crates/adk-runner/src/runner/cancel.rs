@@ -11,7 +11,7 @@ use adk_core::{
 use serde_json::json;
 
 use super::Runner;
-use crate::cut_off::{CANCELLED_CODE, has_ended, unanswered_calls};
+use crate::cut_off::{CANCELLED_ERROR_CODE, has_ended, unanswered_calls};
 
 impl Runner {
     /// Ends invocation `invocation_id` of session `session_id` of `user_id` as cancelled, and
@@ -96,7 +96,7 @@ impl Runner {
             .with_actions(actions)
             .with_branch(branch);
         end.node_info = node_info;
-        end.response.error_code = Some(CANCELLED_CODE.to_owned());
+        end.response.error_code = Some(CANCELLED_ERROR_CODE.to_owned());
         end.response.error_message = Some("the invocation was cancelled".to_owned());
         stored.push(inner.sessions.append_event(&mut session, end).await?);
         Ok(stored)
