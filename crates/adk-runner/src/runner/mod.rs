@@ -204,15 +204,23 @@ impl Runner {
         resume.cut_off_handled = true;
         let resumed = self.start_handled(resume).await?;
         let first = resumed.invocation_id().cloned();
-        let mut request = request;
+        let mut request = *request;
         request.cut_off_handled = true;
         let runner = self.clone();
         // The new message runs once the invocation it found cut off has ended, so that it reads
-        // that invocation's events; a failure of the resumed invocation ends the run before it.
+        // that invocation's events. A resumed invocation that fails again is logged and left
+        // behind: the new message still runs, and once it is answered that invocation is no
+        // longer the session's last, so a failure never blocks the session.
         let events = RunStream::new(async_stream::try_stream! {
             let mut resumed = resumed;
             while let Some(event) = resumed.next().await {
-                yield event?;
+                match event {
+                    Ok(event) => yield event,
+                    Err(error) => {
+                        tracing::warn!(%error, "the invocation a crash cut off failed again on resume");
+                        break;
+                    }
+                }
             }
             drop(resumed);
             let mut next = runner.start_handled(request).await?;

@@ -33,7 +33,7 @@ pub(super) enum Prepared {
     Nothing,
     /// The session's last invocation was cut off by a crash: resume it first, then prepare the
     /// request again. Nothing was stored.
-    CutOffFirst(InvocationId, RunRequest),
+    CutOffFirst(InvocationId, Box<RunRequest>),
 }
 
 impl Inner {
@@ -52,7 +52,7 @@ impl Inner {
             None => None,
         };
         if let Some(cut_off) = self.cut_off_to_resume(&session, &request, &continuation) {
-            return Ok(Prepared::CutOffFirst(cut_off, request));
+            return Ok(Prepared::CutOffFirst(cut_off, Box::new(request)));
         }
         let RunRequest {
             new_message,
@@ -244,7 +244,7 @@ impl Inner {
                 .filter(|_| self.resumable)
                 .map(|continuation| continuation.invocation_id.clone()));
         };
-        if !self.resumable && !(cut_off && self.may_resume_cut_off()) {
+        if !(self.resumable || cut_off && self.may_resume_cut_off()) {
             return Err(Error::new(
                 ErrorKind::Config,
                 format!(

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use adk_core::{Event, Result, SessionKey};
+use adk_core::{Event, InvocationId, Result, SessionKey};
 use adk_runner::{RunStream, Runner};
 use futures::StreamExt as _;
 
@@ -98,26 +98,23 @@ impl ActiveRun {
     /// Stops the run and ends its invocation as cancelled; returns the events that ending stored
     /// (none when the run had ended already or its invocation is not known).
     pub(super) async fn end_cancelled(mut self) -> Vec<Event> {
+        match self.stop() {
+            Some((closing, invocation)) => end(&closing, &invocation).await,
+            None => Vec::new(),
+        }
+    }
+
+    /// Drops the run's stream; what ending its invocation as cancelled needs, when it must be.
+    fn stop(&mut self) -> Option<(Closing, InvocationId)> {
         self.events = None;
-        let invocation = self
-            .watch
-            .as_ref()
-            .and_then(|watch| watch.watch().current());
-        let (Some(closing), Some(invocation)) = (self.closing.take(), invocation) else {
-            return Vec::new();
-        };
-        end(&closing, &invocation).await
+        let invocation = self.watch.as_ref()?.watch().current()?;
+        Some((self.closing.take()?, invocation))
     }
 }
 
 impl Drop for ActiveRun {
     fn drop(&mut self) {
-        self.events = None;
-        let invocation = self
-            .watch
-            .as_ref()
-            .and_then(|watch| watch.watch().current());
-        let (Some(closing), Some(invocation)) = (self.closing.take(), invocation) else {
+        let Some((closing, invocation)) = self.stop() else {
             return;
         };
         // The client went away mid-run: the run is ended as cancelled in a task of its own, which
@@ -135,7 +132,7 @@ impl Drop for ActiveRun {
 }
 
 /// Ends `invocation` as cancelled; a failure is logged, as the run is gone either way.
-async fn end(closing: &Closing, invocation: &adk_core::InvocationId) -> Vec<Event> {
+async fn end(closing: &Closing, invocation: &InvocationId) -> Vec<Event> {
     let key = &closing.key;
     match closing
         .runner
