@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use adk_core::PartData;
+use adk_core::{PartData, StreamingMode};
 use adk_tool::Tool;
 use futures::StreamExt as _;
 
@@ -34,7 +34,8 @@ pub(crate) async fn resume(
         .resume_interrupted(
             args.user.as_str(),
             args.session.as_str(),
-            built.run_config(),
+            // Streamed, as `run` asks its model; the partial events are not printed.
+            built.run_config().with_streaming_mode(StreamingMode::Sse),
         )
         .await
         .context(LaunchErrorKind::Run, || {
