@@ -14,7 +14,6 @@ use http::HeaderValue;
 use serde_json::{Map, Value};
 
 use super::Inner;
-use super::execute::invalid_params;
 use crate::convert::event_to_message;
 use crate::types::{
     Artifact, JsonRpcError, Message, Metadata, Part, Role, Task, TaskState, TaskStatus, error_codes,
@@ -28,6 +27,11 @@ const TASK: &str = "adkA2aTaskId";
 
 /// The longest key taken, as common payment APIs take.
 const MAX_KEY_LEN: usize = 255;
+
+/// A refused key, -32602 as every invalid parameter.
+fn invalid_params(message: impl Into<String>) -> JsonRpcError {
+    JsonRpcError::new(error_codes::INVALID_PARAMS, message)
+}
 
 /// The request's key: the `Idempotency-Key` header's, or `metadata.idempotencyKey`'s; both given
 /// must agree.
