@@ -19,6 +19,7 @@ pub use eval_set::{
     RubricContent, SessionInput, ToolUses,
 };
 pub use evaluator::Evaluator;
+pub use inference::session_invocations;
 pub use metrics::{
     EvalStatus, EvaluationResult, IntoJudge, IntoMetric, Judge, LlmJudge, Metric, MetricInput,
     PerInvocationResult, RubricScore, rouge1,
