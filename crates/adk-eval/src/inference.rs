@@ -31,6 +31,8 @@ pub(crate) struct Harness {
     pub(crate) app_name: String,
     pub(crate) run_config: RunConfig,
     pub(crate) sessions: Arc<dyn SessionService>,
+    /// What the ids of the sessions it makes start with.
+    pub(crate) session_prefix: &'static str,
     pub(crate) artifacts: Arc<dyn ArtifactService>,
     pub(crate) memory: Arc<dyn MemoryService>,
 }
@@ -60,7 +62,7 @@ impl Harness {
             .unwrap_or_else(|| DEFAULT_USER_ID.to_owned());
         let session_id = input
             .and_then(|input| input.session_id.clone())
-            .unwrap_or_else(|| UuidIdGen.new_uuid());
+            .unwrap_or_else(|| format!("{}{}", self.session_prefix, UuidIdGen.new_uuid()));
         let key = SessionKey::new(app_name.clone(), user_id.clone(), session_id.clone());
         let invocations = self.converse(case, &key).await;
         let session = self

@@ -198,6 +198,15 @@ async fn a_session_becomes_a_case_that_runs_and_scores() {
         actual["finalResponse"]["parts"][0]["text"],
         "Sunny in Paris today."
     );
+    // The case ran in a session of the app's service, which the Evals tab shows.
+    let session = result["sessionId"].as_str().unwrap();
+    assert!(session.starts_with("adk-eval-session-"), "{session}");
+    assert_eq!(result["userId"], USER);
+    let (status, ran_session) = server
+        .get(&format!("/apps/{APP}/users/{USER}/sessions/{session}"))
+        .await;
+    assert_eq!(status, 200, "{ran_session}");
+    assert_eq!(ran_session["events"].as_array().unwrap().len(), 4);
     assert_eq!(
         server
             .post(&format!("{EVALS}/eval-sets/nope/run"), run.clone())

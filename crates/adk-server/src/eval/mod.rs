@@ -85,9 +85,12 @@ impl Evals {
     ) -> Result<EvalSetResult, RunEvalError> {
         let app = runner.app_name();
         let set = self.store.existing_set(app, set_id).await?;
+        // The cases' sessions are kept in the app's own service, so that the Evals tab can show
+        // the turns of a run, as with ADK Python.
         let mut evaluator = Evaluator::new(app, runner.root_agent().clone())
             .config(config)
-            .run_config(run_config);
+            .run_config(run_config)
+            .session_service(runner.session_service().clone());
         for (name, metric) in &self.metrics {
             evaluator = evaluator.metric(name.clone(), metric.clone());
         }
