@@ -244,9 +244,9 @@ pub(crate) fn invocation_of(user_content: Content, events: &[Event]) -> Invocati
 }
 
 /// The invocations of a stored session's `events`, one per invocation id in the order they
-/// began: the user's message, the agent's final answer and the events in between, projected as
-/// [`invocation_of`] does, each stamped with its user event's time. This is how ADK turns a
-/// session into an eval case's conversation (the dev UI's "add the current session").
+/// began: the user's message, the agent's final answer and the events in between, kept as an eval
+/// run keeps them, each stamped with its user event's time. This is how ADK turns a session into
+/// an eval case's conversation (the dev UI's "add the current session").
 ///
 /// ```
 /// use adk_core::{Content, Event, InvocationId};
