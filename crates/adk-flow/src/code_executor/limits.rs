@@ -3,11 +3,12 @@
 
 use std::time::Duration;
 
+use super::CodeExecutorError;
+
 /// The limits of one run of model-written code.
 ///
 /// ```
 /// use std::time::Duration;
-use super::CodeExecutorError;
 /// use adk_flow::ExecutionLimits;
 ///
 /// let limits = ExecutionLimits::default();
