@@ -385,3 +385,95 @@ async fn cancel_stops_a_running_task() {
         "{error}"
     );
 }
+
+/// Sends `message/send` of `text` in context `ctx-1` to `base_url`, with `key` in the
+/// `Idempotency-Key` header or, when `in_body`, in the parameters' metadata; the JSON-RPC answer.
+async fn send_with_key(base_url: &str, text: &str, key: &str, in_body: bool) -> Value {
+    let mut params = json!({"message": {"kind": "message", "role": "user", "messageId": "m-1",
+        "contextId": "ctx-1", "parts": [{"kind": "text", "text": text}]}});
+    let mut request = reqwest::Client::new()
+        .post(format!("{base_url}/"))
+        .header("content-type", "application/json");
+    if in_body {
+        params["metadata"] = json!({"idempotencyKey": key});
+    } else {
+        request = request.header("Idempotency-Key", key);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": params});
+    request
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_retried_send_with_the_same_idempotency_key_answers_the_first_task() {
+    // Two servers on one session store, as two replicas; one answer in the script, so a retry
+    // that ran the model again would fail.
+    let sessions = Arc::new(adk_session::InMemorySessionService::new());
+    let model = ScriptedModel::new("scripted").then_text("Hello, Ada!");
+    let agent = || {
+        LlmAgent::builder("greeter")
+            .model(model.clone())
+            .build()
+            .unwrap()
+    };
+    let replica = |agent: LlmAgent| {
+        adk_runner::Runner::builder("app", agent, sessions.clone())
+            .auto_create_session(true)
+            .build()
+            .unwrap()
+    };
+    let first_server = serve(replica(agent())).await;
+    let second_server = serve(replica(agent())).await;
+
+    let first = send_with_key(&first_server, "Hi, I am Ada", "order-17", false).await;
+    let task = &first["result"];
+    assert_eq!(task["status"]["state"], "completed", "{first}");
+    assert_eq!(task["artifacts"][0]["parts"][0]["text"], "Hello, Ada!");
+
+    // The same server, then the other replica with the key in the body: the same task.
+    let again = send_with_key(&first_server, "Hi, I am Ada", "order-17", false).await;
+    assert_eq!(again["result"], *task);
+    let elsewhere = send_with_key(&second_server, "Hi, I am Ada", "order-17", true).await;
+    let rebuilt = &elsewhere["result"];
+    assert_eq!(rebuilt["id"], task["id"], "{elsewhere}");
+    assert_eq!(rebuilt["contextId"], "ctx-1");
+    assert_eq!(rebuilt["status"]["state"], "completed");
+    assert_eq!(rebuilt["artifacts"][0]["parts"][0]["text"], "Hello, Ada!");
+    let history = rebuilt["history"].as_array().unwrap();
+    assert_eq!(history.len(), 2, "{rebuilt}");
+    assert_eq!(history[0]["parts"][0]["text"], "Hi, I am Ada");
+    assert_eq!(model.remaining(), 0);
+    assert_eq!(model.requests().len(), 1, "the model answered once");
+
+    // Nothing was stored twice; a key in the header and another in the body is refused.
+    let user = "A2A_USER_ctx-1";
+    let stored = adk_core::SessionService::get_session(
+        sessions.as_ref(),
+        adk_core::GetSessionRequest::new(adk_core::SessionKey::new("app", user, "ctx-1")),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(stored.events.len(), 2, "one message, one answer");
+    let mut params = json!({"message": {"kind": "message", "role": "user", "messageId": "m-2",
+        "contextId": "ctx-1", "parts": [{"kind": "text", "text": "again"}]},
+        "metadata": {"idempotencyKey": "order-18"}});
+    params["configuration"] = json!({"blocking": true});
+    let refused: Value = reqwest::Client::new()
+        .post(format!("{first_server}/"))
+        .header("Idempotency-Key", "order-19")
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "message/send", "params": params}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+}

@@ -349,3 +349,43 @@ async fn a_looping_model_is_stopped_and_failed_turns_leave_the_repl_going() {
         "the summary covers the looping turn"
     );
 }
+
+#[tokio::test]
+async fn sessions_resume_continues_an_invocation_a_crash_cut_off() {
+    use adk_core::{Content, CreateSessionRequest, Event, SessionService as _, USER_AUTHOR};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    // The session as a process that died after storing the user's message leaves it.
+    {
+        let sessions = adk_session::SqliteSessionService::open(&db).await.unwrap();
+        let mut session = sessions
+            .create_session(CreateSessionRequest::new("quickstart", "user").with_session_id("s-1"))
+            .await
+            .unwrap();
+        let message = Event::new("e-cut".into(), USER_AUTHOR).with_content(Content::user("Hi"));
+        sessions.append_event(&mut session, message).await.unwrap();
+    }
+    let db = db.to_str().unwrap();
+    let server = MockServer::start([text(&["Hello after the crash!"])]).await;
+    let args = [
+        "sessions",
+        "resume",
+        "quickstart",
+        "user",
+        "s-1",
+        "--db",
+        db,
+    ];
+    let (ok, stdout, stderr) = adk(Some(&server), &args, "").await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("resuming invocation e-cut"), "{stdout}");
+    assert!(stdout.contains("Hello after the crash!"), "{stdout}");
+    assert_eq!(server.requests().len(), 1);
+
+    // The invocation ended: nothing more to resume, and the model is not called.
+    let (ok, stdout, stderr) = adk(Some(&server), &args, "").await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("nothing to resume"), "{stdout}");
+    assert_eq!(server.requests().len(), 1);
+}

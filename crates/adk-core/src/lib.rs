@@ -53,9 +53,9 @@ pub use model::{
 pub use node::{NodeInfo, NodePath, Route, RouteValue};
 pub use redact::url_without_credentials;
 pub use service::{
-    ArtifactService, ArtifactVersion, CreateSessionRequest, GetSessionRequest, IntoArtifactService,
-    IntoMemoryService, IntoSessionService, MemoryEntry, MemoryService, SearchMemoryResponse,
-    SessionService,
+    ArtifactService, ArtifactVersion, CANCEL_REQUEST_CALL_ID, CreateSessionRequest,
+    GetSessionRequest, IntoArtifactService, IntoMemoryService, IntoSessionService, MemoryEntry,
+    MemoryService, SearchMemoryResponse, SessionService,
 };
 pub use session::{Session, SessionKey};
 pub use state::{APP_PREFIX, ScopedState, State, StateScope, TEMP_PREFIX, USER_PREFIX};

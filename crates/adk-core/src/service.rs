@@ -10,6 +10,14 @@ use crate::{
     ToolIntent,
 };
 
+/// The call id under which the effect journal keeps a request to cancel an invocation
+/// ([`SessionService::request_cancel`]). It has the prefix of the ids adk-rs generates, which the
+/// flow never keeps from a provider, and is no uuid, so no real call has it.
+pub const CANCEL_REQUEST_CALL_ID: &str = "adk-cancel-request";
+
+/// The tool name the effect journal records with a cancel request.
+const CANCEL_REQUEST_TOOL: &str = "adk_cancel_invocation";
+
 /// What to create: a session of `user_id` in `app_name`, with an id or a generated one, and a state
 /// to start from (any scope).
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -145,6 +153,42 @@ pub trait SessionService: Send + Sync {
     ) -> Result<Option<Vec<JournalEntry>>> {
         let _ = (key, invocation_id);
         Ok(None)
+    }
+
+    /// Asks whoever runs invocation `invocation_id` of session `key` to cancel it, on any replica
+    /// sharing this store: the request is kept in the effect journal, under a call id no model
+    /// call has ([`CANCEL_REQUEST_CALL_ID`]), where
+    /// [`cancel_requested`](Self::cancel_requested) finds it. Returns `false` when this service
+    /// keeps no journal, so nobody else can see the request. A request stays with its invocation:
+    /// a later resume of the same invocation finds it too.
+    async fn request_cancel(&self, key: &SessionKey, invocation_id: &InvocationId) -> Result<bool> {
+        if self.tool_journal(key, invocation_id).await?.is_none() {
+            return Ok(false);
+        }
+        let intent = ToolIntent::new(
+            invocation_id.clone(),
+            CANCEL_REQUEST_CALL_ID.into(),
+            CANCEL_REQUEST_TOOL,
+            "",
+        );
+        self.record_tool_intent(key, &intent).await?;
+        Ok(true)
+    }
+
+    /// Whether someone asked to cancel invocation `invocation_id` of session `key`
+    /// ([`request_cancel`](Self::request_cancel)); always `false` for a service that keeps no
+    /// journal.
+    async fn cancel_requested(
+        &self,
+        key: &SessionKey,
+        invocation_id: &InvocationId,
+    ) -> Result<bool> {
+        let journal = self.tool_journal(key, invocation_id).await?;
+        Ok(journal.is_some_and(|entries| {
+            entries
+                .iter()
+                .any(|entry| entry.intent.function_call_id.as_str() == CANCEL_REQUEST_CALL_ID)
+        }))
     }
 
     /// Appends `event` to `session`, in storage and in memory, as ADK's `append_event` does: partial

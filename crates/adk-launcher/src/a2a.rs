@@ -28,7 +28,7 @@ pub(crate) async fn serve(
     .await?;
     let services = store::open(&args.services).await?;
     let (app_name, agent) = built.apps[0].clone();
-    let runner = services.runner(&app_name, agent, true, built.overflow_summarizer())?;
+    let runner = services.runner(&app_name, agent, true, true, built.overflow_summarizer())?;
     let address = format!("{}:{}", args.host, args.port);
     let listener = tokio::net::TcpListener::bind(&address)
         .await

@@ -35,6 +35,44 @@ pub(crate) enum Command {
     Create(CreateArgs),
     /// Run an agent on ADK eval sets and score it; exits non-zero when a case fails.
     Eval(EvalArgs),
+    /// Work with stored sessions.
+    Sessions(SessionsArgs),
+}
+
+/// The options of `sessions`.
+#[derive(Debug, Args)]
+pub(crate) struct SessionsArgs {
+    #[command(subcommand)]
+    pub(crate) command: SessionsCommand,
+}
+
+/// What `sessions` does.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionsCommand {
+    /// Continue the invocation of a session that a crash cut off (its last event is the user's
+    /// message, an unanswered call or a tool's result), from its last stored event, and print
+    /// what it answers.
+    Resume(ResumeArgs),
+}
+
+/// The options of `sessions resume`.
+#[derive(Debug, Args)]
+pub(crate) struct ResumeArgs {
+    /// The app the session belongs to: one of this program's apps, or a folder holding a
+    /// `root_agent.yaml`.
+    pub(crate) app: String,
+
+    /// The user the session belongs to.
+    pub(crate) user: String,
+
+    /// The session.
+    pub(crate) session: String,
+
+    #[command(flatten)]
+    pub(crate) services: ServiceArgs,
+
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
 }
 
 /// The options of `run`.

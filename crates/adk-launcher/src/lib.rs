@@ -13,6 +13,7 @@ mod gate;
 mod launcher;
 mod model;
 mod serve;
+mod sessions;
 mod store;
 mod terminal;
 

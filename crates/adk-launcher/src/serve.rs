@@ -72,7 +72,13 @@ pub(crate) async fn serve(
         .apps
         .iter()
         .map(|(name, agent)| {
-            services.runner(name, agent.clone(), false, built.overflow_summarizer())
+            services.runner(
+                name,
+                agent.clone(),
+                false,
+                true,
+                built.overflow_summarizer(),
+            )
         })
         .collect::<Result<Vec<_>, _>>()?;
     let app_names: Vec<&str> = built.apps.iter().map(|(name, _)| name.as_str()).collect();

@@ -28,18 +28,21 @@ pub(crate) struct Services {
 impl Services {
     /// A runner for `agent` as the app `app_name` on these services; `auto_create` creates
     /// sessions on first use (the terminal does; the API server, like ADK's, does not), and
-    /// `overflow` answers a context overflow by compaction.
+    /// `overflow` answers a context overflow by compaction. With `resume_interrupted` (the
+    /// servers), the next message to a session first continues an invocation a crash cut off.
     pub(crate) fn runner(
         &self,
         app_name: &str,
         agent: Arc<dyn Agent>,
         auto_create: bool,
+        resume_interrupted: bool,
         overflow: Option<Arc<dyn Summarizer>>,
     ) -> Result<Runner, LaunchError> {
         let builder = Runner::builder(app_name, agent, self.sessions.clone())
             .artifact_service(self.artifacts.clone())
             .memory_service(self.memory.clone())
-            .auto_create_session(auto_create);
+            .auto_create_session(auto_create)
+            .resume_interrupted(resume_interrupted);
         match overflow {
             Some(summarizer) => builder.overflow_compaction(summarizer),
             None => builder,

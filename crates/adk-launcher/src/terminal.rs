@@ -49,7 +49,7 @@ pub(crate) async fn run(
     .await?;
     let services = store::open(&args.services).await?;
     let (app_name, agent) = built.apps[0].clone();
-    let runner = services.runner(&app_name, agent, true, built.overflow_summarizer())?;
+    let runner = services.runner(&app_name, agent, true, false, built.overflow_summarizer())?;
     let session_id = choose_session(&args, services.sessions.as_ref(), &app_name).await?;
     println!(
         "adk: {app_name} on {}, {}, session {session_id}",

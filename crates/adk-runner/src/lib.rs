@@ -6,6 +6,7 @@ mod cancel_on_drop;
 mod client_state;
 mod compaction;
 mod credentials;
+mod cut_off;
 mod persist;
 pub mod plugins;
 mod resume;
@@ -18,6 +19,7 @@ pub use adk_flow::{IntoPlugin, Plugin};
 pub use compaction::{
     CompactionConfig, DEFAULT_SUMMARY_PROMPT, IntoSummarizer, LlmSummarizer, Summarizer,
 };
+pub use cut_off::CANCELLED_ERROR_CODE;
 pub use run_stream::RunStream;
 pub use runner::{RunRequest, Runner, RunnerBuilder};
 

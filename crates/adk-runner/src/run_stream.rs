@@ -4,7 +4,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use adk_core::{Error, ErrorKind, Event, Result};
+use adk_core::{Error, ErrorKind, Event, InvocationId, Result};
 use futures::{Stream, StreamExt as _, TryStreamExt as _};
 
 /// The events of a run, as they come (partial ones too when streaming); dropping it cancels the
@@ -15,13 +15,30 @@ use futures::{Stream, StreamExt as _, TryStreamExt as _};
 #[must_use = "a run does nothing until its stream is polled"]
 pub struct RunStream {
     events: Pin<Box<dyn Stream<Item = Result<Event>> + Send + 'static>>,
+    invocation_id: Option<InvocationId>,
 }
 
 impl RunStream {
     pub(crate) fn new(events: impl Stream<Item = Result<Event>> + Send + 'static) -> Self {
         Self {
             events: Box::pin(events),
+            invocation_id: None,
         }
+    }
+
+    /// This stream, running invocation `invocation_id` first.
+    pub(crate) fn with_invocation_id(mut self, invocation_id: InvocationId) -> Self {
+        self.invocation_id = Some(invocation_id);
+        self
+    }
+
+    /// The invocation the run runs first, known before its first event: a server uses it to
+    /// cancel the run by id. `None` for a run with nothing to run, or one that only replays
+    /// stored events. A run that first resumes an invocation cut off by a crash
+    /// ([`RunnerBuilder::resume_interrupted`](crate::RunnerBuilder::resume_interrupted)) names
+    /// that one; its events name the next.
+    pub fn invocation_id(&self) -> Option<&InvocationId> {
+        self.invocation_id.as_ref()
     }
 
     /// A run that only replays `events` that were stored before (a retried request answered

@@ -10,6 +10,7 @@ mod eval;
 mod extract;
 mod names;
 mod routes;
+mod running;
 mod server;
 mod state;
 

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ServerConfig;
 use crate::error::ApiError;
 use crate::names::check_name;
+use crate::running::RunningRuns;
 
 /// What every handler sees.
 pub(crate) struct ServerState {
@@ -52,6 +53,8 @@ pub(crate) struct ServerState {
     pub(crate) bodies: adk_gate::BodyReader,
     /// How long an SSE frame may wait for its client to read it.
     pub(crate) write_timeout: std::time::Duration,
+    /// The runs going on here, by session, for cancel requests.
+    pub(crate) running: Arc<RunningRuns>,
 }
 
 /// A run's place among the runs at once, taken before its body is read; dropping it frees the
@@ -94,6 +97,7 @@ impl ServerState {
                 config.body_read_timeout,
             ),
             write_timeout: config.connection_limits.write_timeout_value(),
+            running: Arc::new(RunningRuns::default()),
         }
     }
 
@@ -173,7 +177,7 @@ impl ServerState {
         })
     }
 
-    fn lock_error(&self, error: LockError) -> ApiError {
+    pub(crate) fn lock_error(&self, error: LockError) -> ApiError {
         match error {
             LockError::Busy { .. } => ApiError::new(
                 http::StatusCode::CONFLICT,

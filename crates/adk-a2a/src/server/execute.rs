@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use adk_core::{CreateSessionRequest, ErrorKind, Event, GetSessionRequest, SessionKey};
+use adk_core::{CreateSessionRequest, ErrorKind, Event, GetSessionRequest, RunConfig, SessionKey};
 use adk_gate::Caller;
 use adk_runner::{RunRequest, RunStream};
 use adk_session::{LockError, SessionLease};
@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Inner;
 use super::http_error::{http_error, unavailable};
+use super::idempotency;
 use super::tasks::RunHandle;
 use crate::convert::{self, event_to_message, message_to_content};
 use crate::types::{
@@ -84,10 +85,23 @@ pub(super) async fn start(
     inner: &Arc<Inner>,
     params: MessageSendParams,
     caller: &Caller,
+    idempotency_key: Option<String>,
 ) -> Result<Started, Refusal> {
     let mut message = params.message;
     if message.role != Role::User {
         return Err(invalid_params("a message sent to an agent must have role \"user\"").into());
+    }
+    // A retry finds what its first attempt stored in the context's session, under the session's
+    // lock, so it waits for an attempt still running.
+    let mut early = None;
+    if let Some(idempotency_key) = &idempotency_key
+        && let Some(key) = session_of(inner, &message, caller)
+    {
+        let admission = admit(inner, &key).await?;
+        if let Some(task) = idempotency::stored_task(inner, caller, &key, idempotency_key).await? {
+            return Ok(replayed(inner, task, &key.user_id));
+        }
+        early = Some((key, admission));
     }
     let (task_id, context_id, continued) = task_of(inner, &message, caller)?;
     message.task_id = Some(task_id.clone());
@@ -109,7 +123,10 @@ pub(super) async fn start(
         None => user_of(caller, &context_id),
     };
     let key = SessionKey::new(inner.runner.app_name(), user, context_id.clone());
-    let admission = admit(inner, &key).await?;
+    let admission = match early {
+        Some((locked, admission)) if locked == key => admission,
+        _ => admit(inner, &key).await?,
+    };
     ensure_session(inner, &key).await?;
 
     let handle = RunHandle {
@@ -141,7 +158,12 @@ pub(super) async fn start(
             (StreamEvent::Task(task), Before::New)
         }
     };
-    let request = RunRequest::new(key.user_id.clone(), key.session_id.clone()).message(content);
+    let mut request = RunRequest::new(key.user_id.clone(), key.session_id.clone()).message(content);
+    if let Some(idempotency_key) = &idempotency_key {
+        let mut config = RunConfig::default();
+        idempotency::mark(&mut config.custom_metadata, idempotency_key, &task_id);
+        request = request.run_config(config);
+    }
     let run = match inner.runner.start(request).await {
         Ok(run) => run,
         Err(error) => {
@@ -176,6 +198,40 @@ pub(super) async fn start(
     };
     tokio::spawn(driver.run(run, first, handle, admission));
     Ok(Started { task_id, events })
+}
+
+/// The session a message goes to, when it names one: its context's, or its task's.
+fn session_of(inner: &Inner, message: &Message, caller: &Caller) -> Option<SessionKey> {
+    let (user, context_id) = match &message.task_id {
+        Some(task_id) => {
+            let task = inner.tasks.get(task_id, None, caller)?;
+            (inner.tasks.owner(task_id)?, task.context_id)
+        }
+        None => {
+            let context_id = check_context_id(message.context_id.as_deref()?).ok()?;
+            (user_of(caller, &context_id), context_id)
+        }
+    };
+    Some(SessionKey::new(inner.runner.app_name(), user, context_id))
+}
+
+/// A retried message's answer: the task its first attempt stored, held in the store (as
+/// finished) so that `tasks/get` finds it, and sent as the stream's one event.
+fn replayed(inner: &Inner, task: Task, owner: &str) -> Started {
+    if inner.tasks.owner(&task.id).is_none() {
+        let handle = RunHandle {
+            cancel: CancellationToken::new(),
+            done: CancellationToken::new(),
+        };
+        if inner.tasks.start(task.clone(), owner, handle).is_ok() {
+            inner.tasks.finish(&task.id);
+        }
+    }
+    let (sender, events) = mpsc::channel(1);
+    let task_id = task.id.clone();
+    // The channel has room for this one event and no reader yet: sending cannot fail.
+    let _ = sender.try_send(StreamEvent::Task(task));
+    Started { task_id, events }
 }
 
 /// The user a new task of `caller` runs as: its principal's user, or, when the server

@@ -4,6 +4,7 @@
 mod card;
 mod execute;
 mod http_error;
+mod idempotency;
 mod rpc;
 mod serve;
 mod tasks;

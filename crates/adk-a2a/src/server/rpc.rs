@@ -13,6 +13,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
+use http::HeaderValue;
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 use serde::de::DeserializeOwned;
@@ -22,6 +23,7 @@ use tokio::sync::mpsc;
 use super::Inner;
 use super::execute::{self, Refusal, invalid_params, task_not_found};
 use super::http_error::{http_error, unavailable};
+use super::idempotency;
 use crate::types::{
     JsonRpcError, JsonRpcResponse, MessageSendParams, RequestId, StreamEvent, TaskIdParams,
     TaskQueryParams, TaskState, TaskStatus, error_codes, methods,
@@ -53,6 +55,7 @@ pub(super) async fn handler(
             "A2A JSON-RPC requests must be sent with Content-Type: application/json",
         );
     }
+    let idempotency_key = request.headers().get("idempotency-key").cloned();
     let (body, _reservation) = match inner.bodies.read(request).await {
         Ok(read) => read,
         Err(error) => return body_error(&inner, &error),
@@ -62,7 +65,7 @@ pub(super) async fn handler(
         Err((id, error)) => return json(JsonRpcResponse::failure(id, error)),
     };
     let id = call.id.clone();
-    match dispatch(&inner, call, &caller).await {
+    match dispatch(&inner, call, &caller, idempotency_key.as_ref()).await {
         Ok(Answer::Result(result)) => json(JsonRpcResponse::success(id, result)),
         Ok(Answer::Stream(events)) => sse(id, events),
         Err(Refusal::Rpc(error)) => json(JsonRpcResponse::failure(id, error)),
@@ -134,7 +137,12 @@ fn read_call(body: &[u8]) -> Result<Call, (RequestId, JsonRpcError)> {
     Ok(Call { id, method, params })
 }
 
-async fn dispatch(inner: &Arc<Inner>, call: Call, caller: &Caller) -> Result<Answer, Refusal> {
+async fn dispatch(
+    inner: &Arc<Inner>,
+    call: Call,
+    caller: &Caller,
+    idempotency_key: Option<&HeaderValue>,
+) -> Result<Answer, Refusal> {
     match call.method.as_str() {
         methods::SEND => {
             let params: MessageSendParams = params(call.params)?;
@@ -147,7 +155,8 @@ async fn dispatch(inner: &Arc<Inner>, call: Call, caller: &Caller) -> Result<Ans
                 .configuration
                 .as_ref()
                 .and_then(|configuration| configuration.history_length);
-            let mut started = execute::start(inner, params, caller).await?;
+            let key = idempotency::key_of(idempotency_key, params.metadata.as_ref())?;
+            let mut started = execute::start(inner, params, caller, key).await?;
             if blocking {
                 // The run sends until it ends; reading everything waits for that.
                 while started.events.recv().await.is_some() {}
@@ -160,7 +169,8 @@ async fn dispatch(inner: &Arc<Inner>, call: Call, caller: &Caller) -> Result<Ans
         }
         methods::STREAM => {
             let params: MessageSendParams = params(call.params)?;
-            let started = execute::start(inner, params, caller).await?;
+            let key = idempotency::key_of(idempotency_key, params.metadata.as_ref())?;
+            let started = execute::start(inner, params, caller, key).await?;
             Ok(Answer::Stream(started.events))
         }
         methods::GET_TASK => {

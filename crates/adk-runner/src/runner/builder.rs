@@ -40,6 +40,7 @@ pub struct RunnerBuilder {
     plugins: Vec<Arc<dyn adk_flow::Plugin>>,
     auto_create_session: bool,
     resumable: bool,
+    resume_interrupted: bool,
     client_state: ClientStateScopes,
     tool_state: ToolStateScopes,
     compaction: Option<CompactionConfig>,
@@ -61,6 +62,7 @@ impl RunnerBuilder {
             plugins: Vec::new(),
             auto_create_session: false,
             resumable: false,
+            resume_interrupted: false,
             client_state: ClientStateScopes::default(),
             tool_state: ToolStateScopes::default(),
             compaction: None,
@@ -97,6 +99,20 @@ impl RunnerBuilder {
     /// their progress, and runs can resume a paused invocation.
     pub fn resumable(mut self, resumable: bool) -> Self {
         self.resumable = resumable;
+        self
+    }
+
+    /// Continues an invocation cut off by a crash when the next message comes to its session:
+    /// the run first resumes that invocation from its last stored event (model calls whose
+    /// answers are stored are not made again; calls cut off are handled as the effect journal
+    /// says), then runs the new message. An invocation counts as cut off when its last event is
+    /// the user's message, an unanswered call or a tool's result (see `docs/durability.md`), so
+    /// a run whose stream was dropped counts too unless it was ended with
+    /// [`Runner::cancel_invocation`]. Under an `LlmAgent` root this works without
+    /// [`resumable`](Self::resumable); a workflow root resumes from its checkpoints, so it needs
+    /// `resumable(true)` as well. Off by default.
+    pub fn resume_interrupted(mut self, resume: bool) -> Self {
+        self.resume_interrupted = resume;
         self
     }
 
@@ -212,6 +228,7 @@ impl RunnerBuilder {
                 plugins: Plugins::new(self.plugins),
                 auto_create_session: self.auto_create_session,
                 resumable: self.resumable,
+                resume_interrupted: self.resume_interrupted,
                 client_state: self.client_state,
                 tool_state: self.tool_state,
                 compaction: self.compaction,

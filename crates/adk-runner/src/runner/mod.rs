@@ -5,6 +5,7 @@
 //! stored, the agent picked), and `run.rs` the run itself (plugin hooks, storage, compaction).
 
 mod builder;
+mod cancel;
 mod prepare;
 mod request;
 mod run;
@@ -19,7 +20,7 @@ use adk_core::{
 };
 use adk_flow::internal::{OverflowCompaction, Plugins, ToolStateScopes};
 use adk_session::InMemorySessionService;
-use futures::TryStreamExt as _;
+use futures::{StreamExt as _, TryStreamExt as _};
 use serde_json::{Map, Value};
 
 pub use builder::RunnerBuilder;
@@ -30,6 +31,7 @@ use crate::cancel_on_drop::CancelOnDrop;
 use crate::client_state::ClientStateScopes;
 use crate::compaction::CompactionConfig;
 use crate::rewind;
+use prepare::Prepared;
 
 /// Runs an app's agent tree on users' messages, each within a stored session.
 ///
@@ -67,6 +69,7 @@ struct Inner {
     plugins: Plugins,
     auto_create_session: bool,
     resumable: bool,
+    resume_interrupted: bool,
     client_state: ClientStateScopes,
     tool_state: ToolStateScopes,
     compaction: Option<CompactionConfig>,
@@ -190,14 +193,102 @@ impl Runner {
     /// A server uses this to answer a bad request with an HTTP error instead of a broken stream.
     /// Dropping the stream cancels the run, as with [`run_request`](Self::run_request).
     pub async fn start(&self, request: RunRequest) -> Result<RunStream> {
-        let inner = self.inner.clone();
-        let Some(ctx) = inner.prepare(request).await? else {
-            return Ok(RunStream::new(futures::stream::empty()));
+        let (cut_off, request) = match self.inner.prepare(request).await? {
+            Prepared::Run(ctx) => return Ok(self.run_prepared(*ctx)),
+            Prepared::Nothing => return Ok(RunStream::new(futures::stream::empty())),
+            Prepared::CutOffFirst(cut_off, request) => (cut_off, request),
         };
+        let mut resume = RunRequest::new(request.user_id.clone(), request.session_id.clone())
+            .resume(cut_off)
+            .run_config(request.run_config.clone());
+        resume.cut_off_handled = true;
+        let resumed = self.start_handled(resume).await?;
+        let first = resumed.invocation_id().cloned();
+        let mut request = *request;
+        request.cut_off_handled = true;
+        let runner = self.clone();
+        // The new message runs once the invocation it found cut off has ended, so that it reads
+        // that invocation's events. A resumed invocation that fails again is logged and left
+        // behind: the new message still runs, and once it is answered that invocation is no
+        // longer the session's last, so a failure never blocks the session.
+        let events = RunStream::new(async_stream::try_stream! {
+            let mut resumed = resumed;
+            while let Some(event) = resumed.next().await {
+                match event {
+                    Ok(event) => yield event,
+                    Err(error) => {
+                        tracing::warn!(%error, "the invocation a crash cut off failed again on resume");
+                        break;
+                    }
+                }
+            }
+            drop(resumed);
+            let mut next = runner.start_handled(request).await?;
+            while let Some(event) = next.next().await {
+                yield event?;
+            }
+        });
+        Ok(match first {
+            Some(first) => events.with_invocation_id(first),
+            None => events,
+        })
+    }
+
+    /// [`start`](Self::start) for a request that looks for no cut-off invocation.
+    async fn start_handled(&self, request: RunRequest) -> Result<RunStream> {
+        debug_assert!(request.cut_off_handled);
+        Ok(match self.inner.prepare(request).await? {
+            Prepared::Run(ctx) => self.run_prepared(*ctx),
+            Prepared::Nothing | Prepared::CutOffFirst(..) => {
+                RunStream::new(futures::stream::empty())
+            }
+        })
+    }
+
+    /// Resumes the invocation of session `session_id` of `user_id` that a crash cut off (its last
+    /// event is the user's message, an unanswered call or a tool's result the model has not
+    /// read), from its last stored event; `None` when the session's last invocation ended.
+    /// Runs with `config`. This is what [`RunnerBuilder::resume_interrupted`] does before a new
+    /// message, for a caller that wants it without one (`adk sessions resume`).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotFound`](adk_core::ErrorKind::NotFound) when the session does not exist;
+    /// [`ErrorKind::Config`](adk_core::ErrorKind::Config) when the root is a workflow agent and
+    /// the runner is not resumable; the session service's errors.
+    pub async fn resume_interrupted(
+        &self,
+        user_id: impl Into<String>,
+        session_id: impl Into<SessionId>,
+        config: adk_core::RunConfig,
+    ) -> Result<Option<RunStream>> {
+        let user_id = user_id.into();
+        let session_id = session_id.into();
+        let key = SessionKey::new(
+            self.inner.app_name.clone(),
+            user_id.clone(),
+            session_id.clone(),
+        );
+        let session = self.inner.load_session(&key, false).await?;
+        let Some(cut_off) = crate::cut_off::cut_off_invocation(&session.events).cloned() else {
+            return Ok(None);
+        };
+        drop(session);
+        let mut request = RunRequest::new(user_id, session_id)
+            .resume(cut_off)
+            .run_config(config);
+        request.cut_off_handled = true;
+        self.start_handled(request).await.map(Some)
+    }
+
+    /// The stream of a prepared invocation: its agent's run, traced, cancelled when dropped.
+    fn run_prepared(&self, ctx: adk_core::InvocationContext) -> RunStream {
         let guard = ctx.cancellation().clone().drop_guard();
+        let invocation_id = ctx.invocation_id().clone();
         // The whole run, plugins and storage included, is traced in its `invocation` span.
-        let events = adk_telemetry::trace_invocation(ctx.clone(), Box::pin(inner.run_agent(ctx)));
-        Ok(RunStream::new(CancelOnDrop::new(events, guard)))
+        let events =
+            adk_telemetry::trace_invocation(ctx.clone(), Box::pin(self.inner.run_agent(ctx)));
+        RunStream::new(CancelOnDrop::new(events, guard)).with_invocation_id(invocation_id)
     }
 
     /// Appends an event to session `session_id` of `user_id` that undoes the changes made since

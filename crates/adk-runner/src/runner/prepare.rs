@@ -13,27 +13,62 @@ use adk_flow::LlmAgent;
 use serde_json::{Map, Value};
 
 use super::{Inner, RunRequest};
+
+/// What of a [`RunRequest`] is used once the invocation is chosen.
+struct PreparedRequest {
+    new_message: Option<Content>,
+    state_delta: Map<String, Value>,
+    run_config: RunConfig,
+}
 use crate::agent_to_run::agent_to_run;
 use crate::credentials;
 use crate::persist::{persist_event, persist_with_stored_copy};
 use crate::resume::{self, Continuation};
 
+/// What [`Inner::prepare`] found to do.
+pub(super) enum Prepared {
+    /// Run this invocation.
+    Run(Box<InvocationContext>),
+    /// Nothing to run: a resumed invocation that ended, or one still waiting for answers.
+    Nothing,
+    /// The session's last invocation was cut off by a crash: resume it first, then prepare the
+    /// request again. Nothing was stored.
+    CutOffFirst(InvocationId, Box<RunRequest>),
+}
+
 impl Inner {
     /// Everything before the agent runs: loads the session, checks and stores the new message,
-    /// and builds the invocation with the agent that takes the turn. `None` when there is nothing
-    /// to run (a resumed invocation that ended, or one still waiting for answers).
-    pub(super) async fn prepare(
-        self: &Arc<Self>,
-        request: RunRequest,
-    ) -> Result<Option<InvocationContext>> {
+    /// and builds the invocation with the agent that takes the turn.
+    pub(super) async fn prepare(self: &Arc<Self>, request: RunRequest) -> Result<Prepared> {
         self.client_state.check(&request.state_delta)?;
-        let key = SessionKey::new(self.app_name.clone(), request.user_id, request.session_id);
+        let key = SessionKey::new(
+            self.app_name.clone(),
+            request.user_id.clone(),
+            request.session_id.clone(),
+        );
         let session = self.load_session(&key, self.auto_create_session).await?;
         let mut continuation = match &request.new_message {
             Some(message) => resume::check_message(&self.tree, &session.events, message)?,
             None => None,
         };
-        let resumed = self.invocation_to_resume(&session, request.invocation_id, &continuation)?;
+        if let Some(cut_off) = self.cut_off_to_resume(&session, &request, &continuation) {
+            return Ok(Prepared::CutOffFirst(cut_off, Box::new(request)));
+        }
+        let RunRequest {
+            new_message,
+            state_delta,
+            invocation_id,
+            run_config,
+            cut_off_handled,
+            ..
+        } = request;
+        let request = PreparedRequest {
+            new_message,
+            state_delta,
+            run_config,
+        };
+        let resumed =
+            self.invocation_to_resume(&session, invocation_id, &continuation, cut_off_handled)?;
         let invocation_id = resumed
             .clone()
             .unwrap_or_else(|| self.services.ids.invocation_id());
@@ -80,17 +115,17 @@ impl Inner {
 
         if resumed.is_none() {
             let agent = ctx.with_session(|session| agent_to_run(&self.tree, &session.events));
-            return Ok(Some(self.placed(ctx, agent)));
+            return Ok(Prepared::Run(Box::new(self.placed(ctx, agent))));
         }
         resume::restore_progress(&ctx);
         let root = self.tree.root().clone();
         if matches!(ctx.agent_progress(root.name()), Some(AgentProgress::Ended)) {
-            return Ok(None);
+            return Ok(Prepared::Nothing);
         }
         if ctx.with_session(|session| {
             !resume::unanswered_calls(&session.events, &invocation_id).is_empty()
         }) {
-            return Ok(None);
+            return Ok(Prepared::Nothing);
         }
         // Workflow agents resume from their checkpoints, so the root runs again; an LlmAgent root
         // checkpoints nothing, so the agent that was speaking continues.
@@ -99,7 +134,33 @@ impl Inner {
         } else {
             root
         };
-        Ok(Some(self.placed(ctx, agent)))
+        Ok(Prepared::Run(Box::new(self.placed(ctx, agent))))
+    }
+
+    /// The invocation to resume before `request` runs: with
+    /// [`resume_interrupted`](super::RunnerBuilder::resume_interrupted) on, a new message that
+    /// continues no paused call finds the session's last invocation cut off by a crash.
+    fn cut_off_to_resume(
+        &self,
+        session: &Session,
+        request: &RunRequest,
+        continuation: &Option<Continuation>,
+    ) -> Option<InvocationId> {
+        if !self.resume_interrupted
+            || request.cut_off_handled
+            || request.invocation_id.is_some()
+            || continuation.is_some()
+            || !self.may_resume_cut_off()
+        {
+            return None;
+        }
+        crate::cut_off::cut_off_invocation(&session.events).cloned()
+    }
+
+    /// Whether an invocation cut off by a crash can be resumed: an `LlmAgent` root continues
+    /// from the stored events alone; a workflow root needs the checkpoints of a resumable runner.
+    fn may_resume_cut_off(&self) -> bool {
+        self.resumable || self.tree.root().downcast_ref::<LlmAgent>().is_some()
     }
 
     /// The invocation's context for running `agent`. Under an `LlmAgent` root, which runs as a
@@ -175,6 +236,7 @@ impl Inner {
         session: &Session,
         named: Option<InvocationId>,
         continuation: &Option<Continuation>,
+        cut_off: bool,
     ) -> Result<Option<InvocationId>> {
         let Some(named) = named else {
             return Ok(continuation
@@ -182,7 +244,7 @@ impl Inner {
                 .filter(|_| self.resumable)
                 .map(|continuation| continuation.invocation_id.clone()));
         };
-        if !self.resumable {
+        if !(self.resumable || cut_off && self.may_resume_cut_off()) {
             return Err(Error::new(
                 ErrorKind::Config,
                 format!(

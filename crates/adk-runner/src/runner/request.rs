@@ -39,6 +39,10 @@ pub struct RunRequest {
     pub invocation_id: Option<InvocationId>,
     /// The run's settings.
     pub run_config: RunConfig,
+    /// Set on the runner's own requests that resume an invocation cut off by a crash, or that
+    /// follow one: they neither look for another cut-off invocation nor need a resumable runner
+    /// under an `LlmAgent` root.
+    pub(crate) cut_off_handled: bool,
 }
 
 impl RunRequest {

@@ -6,7 +6,9 @@
 //! refuses a caller acting for another user before its handler runs. A test walks the table
 //! with a caller acting for another user, so a route added without its check fails it.
 
+mod active_run;
 mod artifacts;
+mod cancel;
 mod debug;
 mod dev_ui;
 mod eval;
@@ -141,6 +143,12 @@ const ROUTES: &[Route] = &[
         path: "/apps/{app}/users/{user}/sessions/{session}",
         access: Access::PathUser,
         handler: || delete(sessions::delete),
+    },
+    Route {
+        method: Method::POST,
+        path: "/apps/{app}/users/{user}/sessions/{session}/cancel",
+        access: Access::PathUser,
+        handler: || post(cancel::cancel),
     },
     Route {
         method: Method::PATCH,

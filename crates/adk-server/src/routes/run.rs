@@ -21,18 +21,18 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use futures::StreamExt as _;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use super::AppState;
+use super::active_run::ActiveRun;
 use super::idempotency;
 use super::sessions::session_key;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::parse_json;
-use crate::state::{RunAdmission, RunSlot, ServerState};
+use crate::state::{RunSlot, ServerState};
 
 /// How many SSE frames wait for a client before the run waits for it.
 const SSE_BUFFER: usize = 16;
@@ -83,11 +83,7 @@ async fn read_run(
 /// Checks the body, admits the run (the session's lock, with the place it holds among the runs at
 /// once), stores the message and starts the run; every failure here is an HTTP error. The
 /// admission must be held until the run's stream is done.
-async fn start(
-    state: &ServerState,
-    slot: RunSlot,
-    body: &mut RunBody,
-) -> ApiResult<(RunStream, RunAdmission)> {
+async fn start(state: &ServerState, slot: RunSlot, body: &mut RunBody) -> ApiResult<ActiveRun> {
     let runner = state.app(&body.app_name)?;
     let key = session_key(&body.app_name, &body.user_id, &body.session_id)?;
     // The lock comes before the runner loads the session, so that this run sees every event of
@@ -121,11 +117,17 @@ async fn start(
         // Under the session's lock: a retry waits for the first attempt, then finds what it
         // stored, whichever replica ran it.
         if let Some(stored) = idempotency::stored_run(runner, &key, &idempotency_key).await? {
-            return Ok((RunStream::replay(stored), admission));
+            return Ok(ActiveRun::replay(RunStream::replay(stored), admission));
         }
         idempotency::mark(&mut config.custom_metadata, idempotency_key);
     }
-    Ok((runner.start(request.run_config(config)).await?, admission))
+    let events = runner.start(request.run_config(config)).await?;
+    let watch = state.running.register(
+        key.clone(),
+        events.invocation_id().cloned(),
+        runner.session_service().clone(),
+    );
+    Ok(ActiveRun::new(events, admission, runner, key, watch))
 }
 
 /// `POST /run`: the invocation's events as a JSON array (the user's event is stored, not
@@ -136,16 +138,23 @@ pub(super) async fn run(
     request: Request,
 ) -> ApiResult<Json<Vec<Event>>> {
     let (slot, mut body) = read_run(&state, &caller, request).await?;
-    let (mut events, _admission) = start(&state, slot, &mut body).await?;
-    let cancelled = state.cancel_runs.clone();
+    let mut run = start(&state, slot, &mut body).await?;
+    let shutdown = state.cancel_runs.clone();
+    let cancelled = run.cancelled();
+    tokio::pin!(cancelled);
     let mut collected = Vec::new();
     loop {
         tokio::select! {
-            next = events.next() => match next {
+            next = run.next() => match next {
                 Some(event) => collected.push(event?),
                 None => break,
             },
-            () = cancelled.cancelled() => {
+            () = &mut cancelled => {
+                collected.extend(run.end_cancelled().await);
+                return Ok(Json(collected));
+            }
+            () = shutdown.cancelled() => {
+                run.abandon();
                 return Err(ApiError::new(
                     http::StatusCode::SERVICE_UNAVAILABLE,
                     "shutting_down",
@@ -165,18 +174,16 @@ pub(super) async fn run_sse(
     request: Request,
 ) -> ApiResult<Response> {
     let (slot, mut body) = read_run(&state, &caller, request).await?;
-    let (events, admission) = start(&state, slot, &mut body).await?;
+    let run = start(&state, slot, &mut body).await?;
     let split_artifacts = body.function_call_event_id.is_none();
     let (frames, receiver) = mpsc::channel(SSE_BUFFER);
     let pump = Pump {
-        events,
-        admission,
         split_artifacts,
         state: state.clone(),
         frames,
         write_timeout: state.write_timeout,
     };
-    tokio::spawn(pump.run());
+    tokio::spawn(pump.run(run));
     let body = futures::stream::unfold(receiver, |mut receiver| async move {
         let frame = receiver.recv().await?;
         Some((Ok::<Bytes, std::convert::Infallible>(frame), receiver))
@@ -192,16 +199,15 @@ pub(super) async fn run_sse(
 }
 
 /// Drives one `/run_sse` run: its events become frames for the response body, then an error
-/// frame if the run failed or the server cancelled it.
+/// frame if the run failed, was cancelled, or the server stopped it.
 ///
-/// It owns the run and its admission, so when it returns the run is dropped (cancelled, if it was
-/// still going) and the session unlocked. It returns when the run ends, when the client went away
-/// (the body was dropped), or when the client stopped reading: a frame that waited the write
-/// timeout for room means nobody reads the stream, and a run nobody reads must not hold a
-/// session, a run's place and the model's tokens.
+/// It owns the run, so when it returns the run is over and its session unlocked. It returns when
+/// the run ends, when someone cancelled it (its invocation is ended as cancelled, and those
+/// events are sent before the error frame), when the client went away (the body was dropped) or
+/// stopped reading (a frame waited the write timeout for room: a run nobody reads must not hold
+/// a session, a run's place and the model's tokens), both of which end the invocation as
+/// cancelled too, or when the server shut down.
 struct Pump {
-    events: RunStream,
-    admission: RunAdmission,
     split_artifacts: bool,
     state: Arc<ServerState>,
     frames: mpsc::Sender<Bytes>,
@@ -209,20 +215,25 @@ struct Pump {
 }
 
 impl Pump {
-    async fn run(mut self) {
-        self.pump().await;
-        // The run is dropped (cancelled, if still going) before its session is unlocked, so the
-        // next run of the session never overlaps this one.
-        drop(self.events);
-        drop(self.admission);
-    }
-
-    async fn pump(&mut self) {
+    async fn run(self, mut run: ActiveRun) {
+        let cancelled = run.cancelled();
+        tokio::pin!(cancelled);
         loop {
             let next = tokio::select! {
-                next = self.events.next() => next,
+                next = run.next() => next,
                 () = self.frames.closed() => return,
+                () = &mut cancelled => {
+                    for event in run.end_cancelled().await {
+                        if !self.send_event(&event).await {
+                            return;
+                        }
+                    }
+                    let frame = error_frame("Cancelled", "the invocation was cancelled by request");
+                    let _ = send(&self.frames, frame, self.write_timeout).await;
+                    return;
+                }
                 () = self.state.cancel_runs.cancelled() => {
+                    run.abandon();
                     let frame = error_frame("Cancelled", "the server shut down before the run finished");
                     let _ = send(&self.frames, frame, self.write_timeout).await;
                     return;
@@ -231,10 +242,8 @@ impl Pump {
             match next {
                 None => return,
                 Some(Ok(event)) => {
-                    for frame in event_frames(&event, self.split_artifacts) {
-                        if !send(&self.frames, frame, self.write_timeout).await {
-                            return;
-                        }
+                    if !self.send_event(&event).await {
+                        return;
                     }
                 }
                 Some(Err(error)) => {
@@ -245,6 +254,16 @@ impl Pump {
                 }
             }
         }
+    }
+
+    /// Sends the frames of `event`; `false` when the client is gone.
+    async fn send_event(&self, event: &Event) -> bool {
+        for frame in event_frames(event, self.split_artifacts) {
+            if !send(&self.frames, frame, self.write_timeout).await {
+                return false;
+            }
+        }
+        true
     }
 }
 
