@@ -4,15 +4,15 @@
 #![allow(clippy::print_stdout)]
 
 use std::ffi::OsString;
-use std::fmt;
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 
 use crate::feature_sets::workspace_feature_sets;
+use crate::test_run::{self, TestTally};
 use crate::{deny, tidy};
 
 /// What one CI step does.
@@ -20,8 +20,9 @@ use crate::{deny, tidy};
 pub enum Action {
     /// Runs `cargo` with these arguments in the workspace root.
     Cargo(&'static [&'static str]),
-    /// Runs `cargo` with these arguments, echoing its output and adding up its test summaries.
-    CargoTest(&'static [&'static str]),
+    /// Builds the tests of `cargo` with these arguments and runs them with [`test_run::run`]:
+    /// a few binaries at a time, slowest first, adding up their summaries.
+    Tests(&'static [&'static str]),
     /// Runs `cargo` with these arguments and [`DOC_FLAGS`] added to `RUSTDOCFLAGS`.
     CargoDoc(&'static [&'static str]),
     /// Runs `cargo check` once per feature set of every package
@@ -85,10 +86,13 @@ pub const STEPS: &[Step] = &[
     },
     Step {
         name: "test",
-        // Every feature, so that the MCP, PostgreSQL and OTLP tests are built and run too.
-        action: Action::CargoTest(&["test", "--workspace", "--all-features"]),
+        action: Action::Tests(TEST_ARGS),
     },
 ];
+
+/// The test step's cargo arguments: every feature, so that the MCP, PostgreSQL and OTLP tests
+/// are built and run too.
+pub const TEST_ARGS: &[&str] = &["test", "--workspace", "--all-features"];
 
 /// What the doc step adds to `RUSTDOCFLAGS`: every rustdoc warning is an error.
 pub const DOC_FLAGS: &str = "-D warnings";
@@ -97,7 +101,11 @@ impl Step {
     /// How the step reads as a command line, for progress and error messages.
     pub fn command_line(&self) -> String {
         match self.action {
-            Action::Cargo(args) | Action::CargoTest(args) => format!("cargo {}", args.join(" ")),
+            Action::Cargo(args) => format!("cargo {}", args.join(" ")),
+            Action::Tests(args) => format!(
+                "cargo {} --no-run, then its binaries in parallel, slowest first",
+                args.join(" ")
+            ),
             Action::CargoDoc(args) => {
                 format!("RUSTDOCFLAGS=\"{DOC_FLAGS}\" cargo {}", args.join(" "))
             }
@@ -108,117 +116,6 @@ impl Step {
             Action::Tidy => "cargo xtask tidy".to_owned(),
             Action::Deny => format!("cargo deny check {}", deny::CHECKS.join(" ")),
         }
-    }
-}
-
-/// The text that starts the line a test prints when it could not run (`adk_test::report_skipped`
-/// prints it; keep the two in step). libtest counts such a test as passed; the tally moves it to
-/// skipped.
-pub const SKIPPED_MARKER: &str = "adk-test: skipped:";
-
-/// The totals of every `test result:` line cargo test printed, with the tests that reported
-/// themselves skipped moved from passed to skipped.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TestTally {
-    /// Tests that passed.
-    pub passed: u64,
-    /// Tests that failed.
-    pub failed: u64,
-    /// Tests that were ignored.
-    pub ignored: u64,
-    /// Tests that returned early after printing a [`SKIPPED_MARKER`] line: libtest counted them
-    /// as passed, but they tested nothing.
-    pub skipped: u64,
-}
-
-impl TestTally {
-    /// The counts of one libtest summary line, such as
-    /// `test result: ok. 18 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; ...`.
-    pub fn parse_summary(line: &str) -> Option<Self> {
-        let rest = line.trim().strip_prefix("test result: ")?;
-        let (_outcome, counts) = rest.split_once(". ")?;
-        let mut tally = Self::default();
-        for part in counts.split(';') {
-            let mut words = part.split_whitespace();
-            let (Some(count), Some(label)) = (words.next(), words.next()) else {
-                continue;
-            };
-            let Ok(count) = count.parse::<u64>() else {
-                continue;
-            };
-            match label {
-                "passed" => tally.passed = count,
-                "failed" => tally.failed = count,
-                "ignored" => tally.ignored = count,
-                _ => {}
-            }
-        }
-        Some(tally)
-    }
-
-    /// The test `line` says did not run, when it holds a [`SKIPPED_MARKER`] (libtest may have
-    /// written its own `test name ... ` before it on the same line).
-    pub fn skipped_test(line: &str) -> Option<&str> {
-        let (_, rest) = line.split_once(SKIPPED_MARKER)?;
-        let rest = rest.trim_start();
-        Some(rest.split_once(" (").map_or(rest, |(test, _)| test).trim())
-    }
-
-    /// Adds another summary's counts to these.
-    pub fn add(&mut self, other: Self) {
-        self.passed += other.passed;
-        self.failed += other.failed;
-        self.ignored += other.ignored;
-        self.skipped += other.skipped;
-    }
-
-    /// The tests that passed and really ran: libtest's passed count less the skipped ones.
-    pub fn passed_and_ran(&self) -> u64 {
-        self.passed.saturating_sub(self.skipped)
-    }
-}
-
-impl fmt::Display for TestTally {
-    /// The plain closing line CI reads: `tests: N passed, N failed, N skipped`, where skipped
-    /// counts the ignored tests and those that reported they could not run.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "tests: {} passed, {} failed, {} skipped",
-            self.passed_and_ran(),
-            self.failed,
-            self.ignored + self.skipped
-        )
-    }
-}
-
-/// Reads cargo test's output, line by line, into a [`TestTally`]: a summary adds its counts, and
-/// a test that reported it could not run moves from passed to skipped once, however many skip
-/// lines it printed (a test that checks two databases prints one for each).
-#[derive(Debug, Default)]
-pub struct TallyReader {
-    tally: TestTally,
-    /// The tests of the test binary being read that reported a skip.
-    skipped_here: std::collections::HashSet<String>,
-}
-
-impl TallyReader {
-    /// Adds one line of output.
-    pub fn observe(&mut self, line: &str) {
-        if let Some(summary) = TestTally::parse_summary(line) {
-            // A binary's summary closes its output: its skips were all seen.
-            self.tally.add(summary);
-            self.skipped_here.clear();
-        } else if let Some(test) = TestTally::skipped_test(line)
-            && self.skipped_here.insert(test.to_owned())
-        {
-            self.tally.skipped += 1;
-        }
-    }
-
-    /// The totals so far.
-    pub fn tally(&self) -> TestTally {
-        self.tally
     }
 }
 
@@ -293,11 +190,18 @@ fn run_step(root: &Path, step: &Step) -> anyhow::Result<Option<TestTally>> {
             check_status(status)?;
             Ok(None)
         }
-        Action::CargoTest(args) => run_cargo_test(root, args).map(Some),
+        Action::Tests(args) => test_run::run(root, args).map(Some),
         Action::FeatureSets => check_feature_sets(root).map(|()| None),
         Action::Tidy => tidy::run(root).map(|()| None),
         Action::Deny => deny::check(root).map(|()| None),
     }
+}
+
+/// Runs the test step alone (also `cargo xtask test`) and prints its tally.
+pub fn test(root: &Path) -> anyhow::Result<()> {
+    let tally = test_run::run(root, TEST_ARGS)?;
+    println!("{tally}");
+    Ok(())
 }
 
 /// Checks every feature set of the workspace, one `cargo check` each, stopping at the first that
@@ -316,32 +220,6 @@ pub fn check_feature_sets(root: &Path) -> anyhow::Result<()> {
     }
     println!("--> all {} feature sets check", sets.len());
     Ok(())
-}
-
-/// Runs a cargo test command, echoing its stdout line by line and adding up its summaries.
-fn run_cargo_test(root: &Path, args: &[&str]) -> anyhow::Result<TestTally> {
-    let mut child = cargo(root, args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("could not start cargo")?;
-    let stdout = child
-        .stdout
-        .take()
-        .context("cargo's stdout was not piped")?;
-    let mut reader = TallyReader::default();
-    for line in BufReader::new(stdout).lines() {
-        let line = line.context("could not read cargo's output")?;
-        println!("{line}");
-        flush_stdout();
-        reader.observe(&line);
-    }
-    let tally = reader.tally();
-    let status = child.wait().context("could not wait for cargo")?;
-    if !status.success() {
-        println!("{tally}");
-    }
-    check_status(status)?;
-    Ok(tally)
 }
 
 /// `RUSTDOCFLAGS` for the doc step: the caller's, if any, then [`DOC_FLAGS`].
@@ -403,7 +281,8 @@ mod tests {
                 "cargo xtask tidy",
                 "cargo xtask codegen --check",
                 "cargo deny check licenses bans sources",
-                "cargo test --workspace --all-features",
+                "cargo test --workspace --all-features --no-run, then its binaries in parallel, \
+                 slowest first",
             ]
         );
     }
@@ -412,85 +291,5 @@ mod tests {
     fn tidy_and_deny_run_in_process() {
         assert_eq!(STEPS[4].action, Action::Tidy);
         assert_eq!(STEPS[6].action, Action::Deny);
-    }
-
-    #[test]
-    fn test_summaries_are_parsed_and_added_up() {
-        let ok = "test result: ok. 18 passed; 0 failed; 2 ignored; 0 measured; \
-                  0 filtered out; finished in 0.00s";
-        let failed = "test result: FAILED. 13 passed; 1 failed; 0 ignored; 0 measured; \
-                      0 filtered out; finished in 0.11s";
-        let mut tally = TestTally::parse_summary(ok).unwrap();
-        tally.add(TestTally::parse_summary(failed).unwrap());
-        assert_eq!(
-            tally,
-            TestTally {
-                passed: 31,
-                failed: 1,
-                ignored: 2,
-                skipped: 0,
-            }
-        );
-        assert_eq!(tally.to_string(), "tests: 31 passed, 1 failed, 2 skipped");
-    }
-
-    #[test]
-    fn tests_that_report_a_skip_count_as_skipped_not_passed() {
-        let output = [
-            "running 3 tests",
-            "",
-            "adk-test: skipped: postgres::create_get_list_delete (ADK_POSTGRES_URL is not set)",
-            "test postgres::create_get_list_delete ... ok",
-            // Run with one test thread, libtest writes the name before the test prints.
-            "test postgres::unicode_round_trips ... adk-test: skipped: \
-             postgres::unicode_round_trips (ADK_POSTGRES_URL is not set)",
-            "test in_memory::unicode_round_trips ... ok",
-            "test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; \
-             finished in 0.01s",
-        ];
-        let mut reader = TallyReader::default();
-        for line in output {
-            reader.observe(line);
-        }
-        let tally = reader.tally();
-        assert_eq!(tally.skipped, 2);
-        assert_eq!(tally.passed_and_ran(), 1);
-        assert_eq!(tally.to_string(), "tests: 1 passed, 0 failed, 3 skipped");
-    }
-
-    #[test]
-    fn a_test_that_reports_its_skip_twice_is_one_skipped_test() {
-        // A test that checks two databases asks for PostgreSQL twice, and says so twice.
-        let output = [
-            "running 2 tests",
-            "adk-test: skipped: postgres_first_layout_upgrade (ADK_POSTGRES_URL is not set)",
-            "adk-test: skipped: postgres_first_layout_upgrade (ADK_POSTGRES_URL is not set)",
-            "test postgres_first_layout_upgrade ... ok",
-            "test sqlite_first_layout_upgrade ... ok",
-            "test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; \
-             finished in 0.01s",
-            // Another binary's test of the same name is another test.
-            "running 1 test",
-            "test postgres_first_layout_upgrade ... adk-test: skipped: \
-             postgres_first_layout_upgrade (ADK_POSTGRES_URL is not set)",
-            "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; \
-             finished in 0.01s",
-        ];
-        let mut reader = TallyReader::default();
-        for line in output {
-            reader.observe(line);
-        }
-        let tally = reader.tally();
-        assert_eq!((tally.skipped, tally.passed_and_ran()), (2, 1));
-        assert_eq!(
-            TestTally::skipped_test("x ... adk-test: skipped: a::b (why (really))"),
-            Some("a::b")
-        );
-    }
-
-    #[test]
-    fn other_lines_are_not_summaries() {
-        assert_eq!(TestTally::parse_summary("running 18 tests"), None);
-        assert_eq!(TestTally::parse_summary("test a ... ok"), None);
     }
 }

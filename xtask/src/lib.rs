@@ -9,6 +9,7 @@ pub mod codegen;
 pub mod deny;
 pub mod feature_sets;
 pub mod release;
+pub mod test_run;
 pub mod tidy;
 pub mod tools;
 

@@ -17,6 +17,8 @@ usage: cargo xtask <command>
 commands:
   ci        run fmt --check, clippy -D warnings, doc -D warnings, the feature sets, tidy,
             codegen --check, cargo deny and the workspace tests, in that order
+  test      build the workspace's tests (every feature) and run their binaries a few at a
+            time, slowest first, with the doctests beside them: the ci's test step alone
   features  check every package with its defaults, with no features and with each feature alone
   tidy      check layering, `//!` doc headers and forbidden attributes and macros
   deny      check licences, banned duplicates and sources with cargo deny (installed on first use)
@@ -48,6 +50,7 @@ fn run(args: Vec<String>) -> anyhow::Result<()> {
         .as_slice()
     {
         ["ci"] => ci::run(&root),
+        ["test"] => ci::test(&root),
         ["features"] => ci::check_feature_sets(&root),
         ["tidy"] => tidy::run(&root),
         ["codegen"] => codegen::run(&root, codegen::Mode::Write),

@@ -1,6 +1,6 @@
 //! The orchestrator on scripted models: phases in order (asserted from events), concurrency,
 //! dependency outputs, retries, timeouts, cancellation, analysis retries and failure, the three
-//! kinds of processor, the result in the state, and its spans.
+//! kinds of processor, and the result in the state.
 
 mod support;
 
@@ -17,33 +17,7 @@ use adk_orchestrator::{
 use adk_test::{AgentRun, ClosureTool, ScriptedModel};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
-use support::{plan_xml, position, statuses};
-
-/// A processor that answers `done <id>` and lists the outputs it was given.
-fn echo() -> FnProcessor {
-    FnProcessor::new("Does a step.", |input| async move {
-        let inputs: Vec<String> = input
-            .dependency_outputs
-            .iter()
-            .map(|(id, output)| format!("{id}={}", output.as_str().unwrap_or_default()))
-            .collect();
-        Ok(json!(format!(
-            "done {} [{}]",
-            input.task.id,
-            inputs.join(" ")
-        )))
-    })
-}
-
-fn orchestrator(
-    analyzer: ScriptedModel,
-    config: OrchestrationConfig,
-) -> adk_orchestrator::FlexibleOrchestratorBuilder {
-    FlexibleOrchestrator::builder("planner")
-        .model(analyzer)
-        .processor("echo", echo())
-        .config(config)
-}
+use support::{echo, orchestrator, plan_xml, position, statuses};
 
 fn result_of(run: &AgentRun) -> OrchestratorResult {
     let value = run
@@ -562,43 +536,4 @@ fn building_needs_a_model_and_a_processor() {
         .err()
         .unwrap();
     assert!(error.message().contains("no processor"), "{error}");
-}
-
-#[tokio::test]
-async fn the_run_is_traced_with_phase_and_task_spans() {
-    use tracing_subscriber::layer::SubscriberExt as _;
-    let store = adk_telemetry::span_store::SpanStore::new(1_000);
-    let subscriber = tracing_subscriber::registry().with(store.layer());
-    let _default = tracing::subscriber::set_default(subscriber);
-
-    let plan = plan_xml(&[("a", "echo", &[]), ("b", "echo", &["a"])]);
-    let agent = orchestrator(
-        ScriptedModel::new("analyzer").then_text(&plan),
-        OrchestrationConfig::default(),
-    )
-    .build()
-    .unwrap();
-    let run = AgentRun::new(agent, "Trace me.").await;
-    assert!(run.error.is_none(), "{}", run.render());
-    let spans = store.session_spans("test_session");
-    let named = |name: &str| {
-        spans
-            .iter()
-            .find(|span| span.name == name)
-            .unwrap_or_else(|| {
-                panic!(
-                    "no span {name}: {:?}",
-                    spans.iter().map(|s| &s.name).collect::<Vec<_>>()
-                )
-            })
-    };
-    let agent_span = named("invoke_agent planner");
-    let call = named("call_llm");
-    let model = named("generate_content analyzer");
-    let phase = named("phase 2");
-    let task = named("task b");
-    assert_eq!(call.parent_span_id, Some(agent_span.span_id));
-    assert_eq!(model.parent_span_id, Some(call.span_id));
-    assert_eq!(phase.parent_span_id, Some(agent_span.span_id));
-    assert_eq!(task.parent_span_id, Some(phase.span_id));
 }

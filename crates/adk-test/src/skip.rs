@@ -9,7 +9,7 @@
 use std::io::Write as _;
 
 /// The text that starts every skip line; `cargo xtask ci` looks for it in the test output. Keep
-/// it in step with `SKIPPED_MARKER` in `xtask/src/ci.rs`.
+/// it in step with `SKIPPED_MARKER` in `xtask/src/test_run/tally.rs`.
 pub const SKIPPED_MARKER: &str = "adk-test: skipped:";
 
 /// The line [`report_skipped`] prints for `test` skipped for `reason`.
