@@ -148,6 +148,7 @@ impl Error {
     }
 
     /// Converts into the core error of a credential service, keeping `self` as the source.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn into_credential(self) -> adk_core::Error {
         self.into_core(adk_core::ErrorKind::Credential)
     }

@@ -7,8 +7,8 @@
 //! its tokens open, started by the script the tests use:
 //!
 //! ```sh
-//! npm install --prefix ~/.cache/adk-rs/oauth-server oauth2-mock-server@9.3.0
-//! node crates/adk-test/src/oauth_server.mjs ~/.cache/adk-rs/oauth-server 8089 8090 &
+//! npm install --prefix "$HOME/.cache/adk-rs/oauth-server" oauth2-mock-server@9.3.0
+//! node crates/adk-test/src/oauth_server.mjs "$HOME/.cache/adk-rs/oauth-server" 8089 8090 &
 //! cargo run -p adk-cli -- web      # then pick `oauth_mail` and ask "Any mail?"
 //! ```
 //!
