@@ -61,7 +61,12 @@ pub struct Evaluator {
     run_config: RunConfig,
     metrics: HashMap<String, Arc<dyn Metric>>,
     judge: Option<Arc<dyn Judge>>,
+    sessions: Option<Arc<dyn SessionService>>,
 }
+
+/// The start of the id of a case's session in a session service given to
+/// [`Evaluator::session_service`], as ADK names its eval sessions.
+pub const EVAL_SESSION_ID_PREFIX: &str = "adk-eval-session-";
 
 impl Evaluator {
     /// An evaluator of `root_agent`, whose sessions are kept under app `app_name` (unless a case's
@@ -75,7 +80,17 @@ impl Evaluator {
             run_config: RunConfig::default(),
             metrics: HashMap::new(),
             judge: None,
+            sessions: None,
         }
+    }
+
+    /// Keeps the cases' sessions in `sessions` (an app's own service, say, so that they can be
+    /// looked at afterwards, as ADK's dev server does), under ids that start with
+    /// [`EVAL_SESSION_ID_PREFIX`], instead of in a fresh in-memory service per case. Cases then
+    /// share that service's `user:` and `app:` state, as they do in ADK Python.
+    pub fn session_service(mut self, sessions: impl adk_core::IntoSessionService) -> Self {
+        self.sessions = Some(sessions.into_session_service());
+        self
     }
 
     /// The metrics to score and their criteria.
@@ -185,8 +200,13 @@ impl Evaluator {
     }
 
     fn harness(&self) -> Harness {
-        let sessions: Arc<dyn SessionService> = Arc::new(InMemorySessionService::new());
+        let (sessions, session_prefix): (Arc<dyn SessionService>, &'static str) =
+            match &self.sessions {
+                Some(sessions) => (sessions.clone(), EVAL_SESSION_ID_PREFIX),
+                None => (Arc::new(InMemorySessionService::new()), ""),
+            };
         Harness {
+            session_prefix,
             root_agent: self.root_agent.clone(),
             app_name: self.app_name.clone(),
             run_config: self.run_config.clone(),
@@ -353,6 +373,7 @@ impl std::fmt::Debug for Evaluator {
             .field("config", &self.config)
             .field("metrics", &self.metrics.keys().collect::<Vec<_>>())
             .field("judge", &self.judge.is_some())
+            .field("shared_sessions", &self.sessions.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -31,6 +31,8 @@ pub(crate) struct Harness {
     pub(crate) app_name: String,
     pub(crate) run_config: RunConfig,
     pub(crate) sessions: Arc<dyn SessionService>,
+    /// What the ids of the sessions it makes start with.
+    pub(crate) session_prefix: &'static str,
     pub(crate) artifacts: Arc<dyn ArtifactService>,
     pub(crate) memory: Arc<dyn MemoryService>,
 }
@@ -60,7 +62,7 @@ impl Harness {
             .unwrap_or_else(|| DEFAULT_USER_ID.to_owned());
         let session_id = input
             .and_then(|input| input.session_id.clone())
-            .unwrap_or_else(|| UuidIdGen.new_uuid());
+            .unwrap_or_else(|| format!("{}{}", self.session_prefix, UuidIdGen.new_uuid()));
         let key = SessionKey::new(app_name.clone(), user_id.clone(), session_id.clone());
         let invocations = self.converse(case, &key).await;
         let session = self
@@ -239,6 +241,53 @@ pub(crate) fn invocation_of(user_content: Content, events: &[Event]) -> Invocati
         invocation_events,
     }));
     invocation
+}
+
+/// The invocations of a stored session's `events`, one per invocation id in the order they
+/// began: the user's message, the agent's final answer and the events in between, kept as an eval
+/// run keeps them, each stamped with its user event's time. This is how ADK turns a session into
+/// an eval case's conversation (the dev UI's "add the current session").
+///
+/// ```
+/// use adk_core::{Content, Event, InvocationId};
+///
+/// let invocation = InvocationId::from("e-1");
+/// let mut asked = Event::new(invocation.clone(), "user");
+/// asked.response.content = Some(Content::user("Weather in Paris?"));
+/// let mut answered = Event::new(invocation, "weather");
+/// answered.response.content = Some(Content::model("Sunny."));
+/// let conversation = adk_eval::session_invocations(&[asked, answered]);
+/// assert_eq!(conversation.len(), 1);
+/// assert_eq!(conversation[0].user_text(), "Weather in Paris?");
+/// assert_eq!(conversation[0].final_text(), "Sunny.");
+/// ```
+pub fn session_invocations(events: &[Event]) -> Vec<Invocation> {
+    let mut order: Vec<&str> = Vec::new();
+    for event in events {
+        if !order.contains(&event.invocation_id.as_ref()) {
+            order.push(event.invocation_id.as_ref());
+        }
+    }
+    let mut invocations: Vec<Invocation> = order
+        .into_iter()
+        .map(|id| {
+            let own: Vec<Event> = events
+                .iter()
+                .filter(|event| event.invocation_id.as_ref() == id)
+                .cloned()
+                .collect();
+            let user_content = own
+                .iter()
+                .find(|event| event.author == USER_AUTHOR)
+                .and_then(|event| event.content().cloned())
+                .unwrap_or_else(|| Content::user(""));
+            let mut invocation = invocation_of(user_content, &own);
+            invocation.invocation_id = id.to_owned();
+            invocation
+        })
+        .collect();
+    stamp_with_user_events(&mut invocations, events);
+    invocations
 }
 
 /// Gives each invocation the timestamp of its user event in the stored session.

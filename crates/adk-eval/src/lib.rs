@@ -18,7 +18,8 @@ pub use eval_set::{
     EvalCase, EvalSet, IntermediateData, Invocation, InvocationEvent, InvocationEvents, Rubric,
     RubricContent, SessionInput, ToolUses,
 };
-pub use evaluator::Evaluator;
+pub use evaluator::{EVAL_SESSION_ID_PREFIX, Evaluator};
+pub use inference::session_invocations;
 pub use metrics::{
     EvalStatus, EvaluationResult, IntoJudge, IntoMetric, Judge, LlmJudge, Metric, MetricInput,
     PerInvocationResult, RubricScore, rouge1,

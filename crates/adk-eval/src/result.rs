@@ -70,6 +70,30 @@ impl EvalSetResult {
         Self::new(app_name, eval_set_id, eval_case_results, now)
     }
 
+    /// Reads a result file's text, as ADK Python reads it: the result object, or the JSON text of
+    /// one inside a JSON string (how older releases of ADK wrote results). `source` names the
+    /// text in errors.
+    ///
+    /// ```
+    /// # use adk_eval::EvalSetResult;
+    /// let text = r#"{"eval_set_result_id": "app_set_1.5", "eval_set_id": "set", "eval_case_results": []}"#;
+    /// let result = EvalSetResult::from_json(text, "result.json").unwrap();
+    /// let quoted = serde_json::to_string(text).unwrap();
+    /// assert_eq!(EvalSetResult::from_json(&quoted, "old.json").unwrap(), result);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`EvalErrorKind::Malformed`](crate::EvalErrorKind::Malformed), naming `source` and the JSON
+    /// path of the first problem.
+    pub fn from_json(text: &str, source: &str) -> Result<Self, EvalError> {
+        if text.trim_start().starts_with('"') {
+            let inner: String = crate::error::parse_json(text, source)?;
+            return crate::error::parse_json(&inner, source);
+        }
+        crate::error::parse_json(text, source)
+    }
+
     /// How many cases passed, and how many did not.
     pub fn counts(&self) -> (usize, usize) {
         let passed = self

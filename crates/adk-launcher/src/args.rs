@@ -95,6 +95,12 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) a2a: bool,
 
+    /// Where the eval routes (the dev UI's Evals tab) keep eval sets and results: a folder, or a
+    /// `file://` URL of one, laid out as ADK Python's local eval managers lay it out. By default
+    /// the agents folder when one is given (where ADK Python keeps them), else `.adk/evals`.
+    #[arg(long)]
+    pub(crate) eval_storage_uri: Option<String>,
+
     /// Let YAML agents of the folder start MCP servers as local processes
     /// (`stdio_server_params`); off by default, as for ADK Python's web server.
     #[arg(long, env = "ADK_ALLOW_CONFIG_STDIO_MCP_SERVERS")]

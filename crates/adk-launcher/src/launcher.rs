@@ -90,7 +90,8 @@ impl Launcher {
         self
     }
 
-    /// Offers the custom eval metric `metric` to `eval`, under the name eval configs give it.
+    /// Offers the custom eval metric `metric` to `eval` and to the eval routes of `web` and
+    /// `api_server`, under the name eval configs give it.
     pub fn eval_metric(
         mut self,
         name: impl Into<String>,
@@ -157,10 +158,10 @@ impl Launcher {
             Command::Run(args) => terminal::run(&self.apps, &self.function_tools, args).await,
             Command::Web(args) => {
                 let ui = !args.no_ui;
-                serve::serve(&self.apps, &self.function_tools, args, ui).await
+                serve::serve(&self.apps, &self.function_tools, &self.metrics, args, ui).await
             }
             Command::ApiServer(args) => {
-                serve::serve(&self.apps, &self.function_tools, args, false).await
+                serve::serve(&self.apps, &self.function_tools, &self.metrics, args, false).await
             }
             Command::A2a(args) => a2a::serve(&self.apps, &self.function_tools, args).await,
             Command::Create(args) => create::create(&args),

@@ -19,9 +19,11 @@ use crate::{gate, store};
 pub(crate) async fn serve(
     apps: &[App],
     function_tools: &[Arc<dyn Tool>],
+    metrics: &crate::eval::Metrics,
     args: ServeArgs,
     ui: bool,
 ) -> Result<(), LaunchError> {
+    let eval_storage = eval_storage(&args)?;
     let mut apps = apps.to_vec();
     if let Some(dir) = &args.agents_dir {
         apps.push(App {
@@ -108,7 +110,12 @@ pub(crate) async fn serve(
     if let Some(dir) = dev_ui_dir {
         config = config.dev_ui_dir(dir);
     }
-    let server = Server::builder()
+    config = config.eval_storage(eval_storage);
+    let mut builder = Server::builder();
+    for (name, metric) in metrics {
+        builder = builder.eval_metric(name.clone(), metric.clone());
+    }
+    let server = builder
         .apps(runners)
         .span_store(spans)
         .config(config)
@@ -169,4 +176,27 @@ fn install_tracing(spans: &SpanStore) {
                 .with_filter(filter),
         )
         .try_init();
+}
+
+/// The folder of eval sets and results: `--eval-storage-uri` (a path or a `file://` URL), else
+/// the agents folder (as ADK Python), else the server's default.
+fn eval_storage(args: &ServeArgs) -> Result<std::path::PathBuf, LaunchError> {
+    let Some(uri) = &args.eval_storage_uri else {
+        return Ok(args
+            .agents_dir
+            .clone()
+            .unwrap_or_else(|| adk_server::DEFAULT_EVAL_STORAGE.into()));
+    };
+    if let Some(path) = uri.strip_prefix("file://") {
+        return Ok(path.into());
+    }
+    if uri.contains("://") {
+        return Err(LaunchError::new(
+            LaunchErrorKind::Usage,
+            format!(
+                "--eval-storage-uri {uri}: eval sets are kept in a folder; give its path or a file:// URL"
+            ),
+        ));
+    }
+    Ok(uri.into())
 }

@@ -38,6 +38,9 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// The default number of finished spans the trace panel can show: 10,000.
 pub const DEFAULT_SPAN_CAPACITY: usize = 10_000;
 
+/// The default folder of eval sets and results: `.adk/evals` in the working directory.
+pub const DEFAULT_EVAL_STORAGE: &str = ".adk/evals";
+
 /// The default number of runs one server runs at once: 64; one more gets 503 with `Retry-After`.
 pub const DEFAULT_MAX_CONCURRENT_RUNS: usize = 64;
 
@@ -69,6 +72,7 @@ pub struct ServerConfig {
     pub(crate) authentication: Authentication,
     pub(crate) admin_scope: String,
     pub(crate) dev_ui_dir: Option<PathBuf>,
+    pub(crate) eval_storage: PathBuf,
     pub(crate) span_capacity: usize,
     pub(crate) span_bytes: usize,
     pub(crate) run_config: RunConfig,
@@ -91,6 +95,7 @@ impl Default for ServerConfig {
             authentication: Authentication::new(),
             admin_scope: DEFAULT_ADMIN_SCOPE.to_owned(),
             dev_ui_dir: None,
+            eval_storage: PathBuf::from(DEFAULT_EVAL_STORAGE),
             span_capacity: DEFAULT_SPAN_CAPACITY,
             span_bytes: DEFAULT_SPAN_BYTES,
             run_config: RunConfig::default(),
@@ -204,6 +209,16 @@ impl ServerConfig {
         self
     }
 
+    /// Keeps the eval sets and results of the eval routes (adk-web's Evals tab) in `dir`
+    /// ([`DEFAULT_EVAL_STORAGE`] unless set), laid out as ADK Python's local eval managers lay
+    /// them out: `<dir>/<app>/<set>.evalset.json` and
+    /// `<dir>/<app>/.adk/eval_history/<result>.evalset_result.json`. Folders are made when
+    /// something is first written.
+    pub fn eval_storage(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.eval_storage = dir.into();
+        self
+    }
+
     /// How many finished spans the in-memory trace store keeps for the debug routes.
     pub fn span_capacity(mut self, spans: usize) -> Self {
         self.span_capacity = spans;
@@ -292,6 +307,7 @@ impl fmt::Debug for ServerConfig {
             .field("authentication", &self.authentication)
             .field("admin_scope", &self.admin_scope)
             .field("dev_ui_dir", &self.dev_ui_dir)
+            .field("eval_storage", &self.eval_storage)
             .field("span_capacity", &self.span_capacity)
             .field("span_bytes", &self.span_bytes)
             .field("run_config", &self.run_config)

@@ -6,6 +6,7 @@ mod build_graph;
 mod config;
 pub mod dev_ui;
 mod error;
+mod eval;
 mod extract;
 mod names;
 mod routes;
@@ -14,8 +15,8 @@ mod state;
 
 pub use config::{
     DEFAULT_ADMIN_SCOPE, DEFAULT_BODY_BUDGET, DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT,
-    DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_SHUTDOWN_GRACE, DEFAULT_SPAN_BYTES, DEFAULT_SPAN_CAPACITY,
-    ServerConfig,
+    DEFAULT_EVAL_STORAGE, DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_SHUTDOWN_GRACE, DEFAULT_SPAN_BYTES,
+    DEFAULT_SPAN_CAPACITY, ServerConfig,
 };
 pub use error::{ApiError, DEFAULT_RETRY_AFTER, ServerError};
 pub use routes::{Access, RouteInfo};

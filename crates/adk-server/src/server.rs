@@ -47,6 +47,8 @@ impl Server {
             apps: Vec::new(),
             config: ServerConfig::default(),
             spans: None,
+            eval_metrics: BTreeMap::new(),
+            eval_judge: None,
             #[cfg(feature = "a2a")]
             a2a: false,
         }
@@ -187,6 +189,8 @@ pub struct ServerBuilder {
     apps: Vec<Runner>,
     config: ServerConfig,
     spans: Option<SpanStore>,
+    eval_metrics: BTreeMap<String, Arc<dyn adk_eval::Metric>>,
+    eval_judge: Option<Arc<dyn adk_eval::Judge>>,
     #[cfg(feature = "a2a")]
     a2a: bool,
 }
@@ -214,6 +218,24 @@ impl ServerBuilder {
     /// subscriber set up before the server).
     pub fn span_store(mut self, store: SpanStore) -> Self {
         self.spans = Some(store);
+        self
+    }
+
+    /// Offers `metric` under `name` to the eval routes' runs (and lists it in `metrics-info`),
+    /// besides the built-in metrics; see `adk_eval::Metric`.
+    pub fn eval_metric(
+        mut self,
+        name: impl Into<String>,
+        metric: impl adk_eval::IntoMetric,
+    ) -> Self {
+        self.eval_metrics.insert(name.into(), metric.into_metric());
+        self
+    }
+
+    /// Judges the judged metrics (`final_response_match_v2` and the rubric metrics) of the eval
+    /// routes' runs with `judge`; without one they are not offered.
+    pub fn eval_judge(mut self, judge: impl adk_eval::IntoJudge) -> Self {
+        self.eval_judge = Some(judge.into_judge());
         self
     }
 
@@ -250,8 +272,13 @@ impl ServerBuilder {
         let spans = self.spans.unwrap_or_else(|| {
             SpanStore::with_max_bytes(self.config.span_capacity, self.config.span_bytes)
         });
+        let evals = crate::eval::Evals::new(
+            crate::eval::EvalStore::new(self.config.eval_storage.clone()),
+            self.eval_metrics,
+            self.eval_judge,
+        );
         Ok(Server {
-            state: Arc::new(ServerState::new(apps, spans, &self.config)),
+            state: Arc::new(ServerState::new(apps, spans, &self.config, evals)),
             config: self.config,
             #[cfg(feature = "a2a")]
             a2a: self.a2a,

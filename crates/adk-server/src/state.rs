@@ -28,6 +28,8 @@ pub(crate) struct ServerState {
     apps: BTreeMap<String, Runner>,
     pub(crate) spans: SpanStore,
     pub(crate) dev_ui_dir: Option<PathBuf>,
+    /// Eval sets and results, and what runs of them score with.
+    pub(crate) evals: crate::eval::Evals,
     /// The settings every run starts from.
     pub(crate) run_config: adk_core::RunConfig,
     /// Fires when runs in flight must stop (the shutdown grace ran out).
@@ -71,11 +73,13 @@ impl ServerState {
         apps: BTreeMap<String, Runner>,
         spans: SpanStore,
         config: &ServerConfig,
+        evals: crate::eval::Evals,
     ) -> Self {
         Self {
             apps,
             spans,
             dev_ui_dir: config.dev_ui_dir.clone(),
+            evals,
             run_config: config.run_config.clone(),
             cancel_runs: CancellationToken::new(),
             draining: AtomicBool::new(false),

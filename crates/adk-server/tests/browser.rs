@@ -1,7 +1,8 @@
 //! The real adk-web dev UI in a real browser: headless Chromium, driven over WebDriver, opens
 //! `/dev-ui/`, chooses the app, sends a message, sees the tool call and the answer, opens the event
-//! and trace panels, and draws a workflow app's graph. Screenshots go to the test's output folder;
-//! the assertions read the DOM.
+//! and trace panels, draws a workflow app's graph, and in the Evals tab makes an eval set, adds the
+//! session to it, runs it and shows the result with its scores. Screenshots go to the test's
+//! output folder; the assertions read the DOM.
 
 mod support;
 
@@ -176,5 +177,124 @@ async fn the_dev_ui_draws_a_workflow_and_the_node_of_an_event() {
     }
     browser
         .screenshot(&screenshots().join("5-workflow.png"))
+        .await;
+}
+
+/// Types `text` into the open dialog's input, replacing what the UI proposed.
+async fn fill_dialog_input(browser: &Browser, text: &str) {
+    browser
+        .wait_for(
+            "return document.querySelector('.cdk-overlay-container input');",
+            "the dialog's input",
+            PATIENCE,
+        )
+        .await;
+    browser
+        .execute(
+            "const input = document.querySelector('.cdk-overlay-container input');
+             input.value = '';
+             input.dispatchEvent(new Event('input', {bubbles: true}));",
+            Vec::new(),
+        )
+        .await;
+    let input = browser
+        .find(".cdk-overlay-container input")
+        .await
+        .expect("the dialog's input");
+    browser.type_text(&input, text).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_evals_tab_makes_a_set_from_the_session_runs_it_and_shows_the_scores() {
+    let dir = dev_ui::default_dir().expect("a user cache directory");
+    let dir = dev_ui::fetch(&dir).await.expect("the dev UI is fetched");
+    // The conversation, then the same turn again when the eval replays it.
+    let model = ScriptedModel::new("scripted")
+        .then_call("get_weather", json!({"city": "Paris"}))
+        .then_text("It is sunny in Paris.")
+        .then_call("get_weather", json!({"city": "Paris"}))
+        .then_text("It is sunny in Paris.");
+    let server = TestServer::start_with(model, ServerConfig::default().dev_ui_dir(dir)).await;
+    let browser = Browser::start(1400, 900).await;
+    browser
+        .goto(&server.url(&format!("/dev-ui/?app={APP}")))
+        .await;
+    browser
+        .send_chat_message("What is the weather in Paris?", PATIENCE)
+        .await;
+    browser
+        .wait_for_text("It is sunny in Paris.", PATIENCE)
+        .await;
+
+    // A new eval set, named in the dialog.
+    browser.click_text("Evals").await;
+    browser.wait_for_text("Eval Sets", PATIENCE).await;
+    browser.click_text("New").await;
+    browser.wait_for_text("Create New Eval Set", PATIENCE).await;
+    fill_dialog_input(&browser, "weather_checks").await;
+    browser.click_text("Create").await;
+    browser.wait_for_text("weather_checks", PATIENCE).await;
+    assert!(
+        server
+            .eval_dir()
+            .join(format!("{APP}/weather_checks.evalset.json"))
+            .exists()
+    );
+
+    // The current session, added as a case.
+    browser.click_text("weather_checks").await;
+    browser
+        .wait_for_text("From Current Session", PATIENCE)
+        .await;
+    browser.click_text("From Current Session").await;
+    browser
+        .wait_for_text("Add Current Session To Eval Set", PATIENCE)
+        .await;
+    fill_dialog_input(&browser, "paris").await;
+    browser.click_text("Create").await;
+    browser.wait_for_text("paris", PATIENCE).await;
+    browser
+        .screenshot(&screenshots().join("6-eval-case.png"))
+        .await;
+
+    // Run it with the metrics the dialog proposes (tool trajectory 1.0, response match 0.7).
+    browser.click_text("Run All").await;
+    browser.wait_for_text("Reset to Default", PATIENCE).await;
+    let text = browser.text().await;
+    assert!(text.contains("Tool Trajectory"), "{text}");
+    assert!(text.contains("Response Match"), "{text}");
+    browser.click_text("Run").await;
+    browser.wait_for_text("1 PASS", PATIENCE).await;
+    let text = browser.text().await;
+    let result = &text[text.find("1 PASS").expect("the result row")..];
+    let row: Vec<&str> = result.lines().map(str::trim).take(7).collect();
+    assert_eq!(
+        row,
+        [
+            "1 PASS",
+            "Tool Trajectory",
+            ": 1.00",
+            "Response Match",
+            ": 0.70",
+            "paris",
+            "2/2"
+        ],
+        "{text}"
+    );
+    // The run's turns, from its session in the app's session service, each marked as passed.
+    browser
+        .wait_for(
+            "return document.body.innerText.split('\\n').filter((line) => line.trim() === 'PASS').length >= 3;",
+            "the eval run's turns, each passed",
+            PATIENCE,
+        )
+        .await;
+    let text = browser.text().await;
+    assert!(!text.contains("produced no conversation turns"), "{text}");
+    // The run's scores beside its thresholds.
+    assert!(text.contains("1.00\n/ 1.00"), "{text}");
+    assert!(text.contains("1.00\n/ 0.70"), "{text}");
+    browser
+        .screenshot(&screenshots().join("7-eval-result.png"))
         .await;
 }

@@ -59,6 +59,9 @@ async fn call(
 /// A body the route accepts, when it takes one.
 fn body_for(method: &Method, path: &str) -> Option<Value> {
     match (method.as_str(), path) {
+        ("POST", path) if path.ends_with("/add_session") || path.ends_with("/add-session") => {
+            Some(json!({"evalId": "planted", "sessionId": "s1", "userId": BOB}))
+        }
         ("POST", path) if path.ends_with("/artifacts") => Some(json!({
             "filename": "notes.txt",
             "artifact": {"text": "written by someone else"},
@@ -141,7 +144,10 @@ async fn security_identity_a_caller_reaches_only_its_own_user_on_every_route() {
             .replace("{session}", "s1")
             .replace("{name}", "report.txt")
             .replace("{version}", "0")
-            .replace("{event}", &event);
+            .replace("{event}", &event)
+            .replace("{set}", "planted_set")
+            .replace("{case}", "planted")
+            .replace("{result}", "planted");
         let method = route.method.clone();
         let label = format!("{method} {}", route.path);
         if route.path.contains("{user}") {
@@ -194,8 +200,17 @@ async fn security_identity_a_caller_reaches_only_its_own_user_on_every_route() {
                     call(&server, method.clone(), &path, None, None).await.0,
                     401
                 );
-                let (status, answer) = call(&server, method, &path, Some(&ada), None).await;
-                assert_eq!(status, 200, "{label}: {answer}");
+                let body = body_for(&method, &path);
+                let (status, answer) =
+                    call(&server, method.clone(), &path, Some(&ada), body.as_ref()).await;
+                if path.contains("add_session") || path.contains("add-session") {
+                    // Eval sets belong to the app, but the session added to one is a user's.
+                    assert_eq!(status, 403, "{label} with bob's session: {answer}");
+                } else if method == Method::GET && !path.contains("planted") {
+                    assert_eq!(status, 200, "{label}: {answer}");
+                } else {
+                    assert!(status != 401 && status != 403, "{label}: {status} {answer}");
+                }
             }
             Access::Public => {
                 let (status, _) = call(&server, method, &path, None, None).await;

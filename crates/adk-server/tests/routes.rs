@@ -94,7 +94,7 @@ async fn unknown_apps_sessions_and_routes_are_json_404s() {
         format!("/apps/nope/users/{USER}/sessions"),
         format!("/apps/{APP}/users/{USER}/sessions/missing"),
         format!("/apps/{APP}/users/nobody/sessions/missing"),
-        format!("/dev/apps/{APP}/eval-sets"),
+        "/dev/apps/nope/eval-sets".to_owned(),
         "/run_live".to_owned(),
         "/builder/app/x".to_owned(),
     ] {

@@ -9,6 +9,7 @@
 mod artifacts;
 mod debug;
 mod dev_ui;
+mod eval;
 mod graph;
 mod idempotency;
 mod meta;
@@ -22,7 +23,7 @@ use axum::Router;
 use axum::extract::{RawPathParams, Request};
 use axum::middleware::{Next, from_fn};
 use axum::response::{IntoResponse as _, Response};
-use axum::routing::{MethodRouter, delete, get, patch, post};
+use axum::routing::{MethodRouter, delete, get, patch, post, put};
 use http::Method;
 
 use crate::error::ApiError;
@@ -243,6 +244,134 @@ const ROUTES: &[Route] = &[
         access: Access::PathUser,
         handler: || get(debug::event_graph),
     },
+    // The eval routes (adk-web's Evals tab). Eval sets and results belong to the app, so any
+    // caller may use them; adding a session checks the body's user in its handler.
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/eval_sets",
+        access: Access::AnyCaller,
+        handler: || get(eval::list_sets_legacy),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/eval-sets",
+        access: Access::AnyCaller,
+        handler: || get(eval::list_sets),
+    },
+    Route {
+        method: Method::POST,
+        path: "/dev/apps/{app}/eval-sets",
+        access: Access::AnyCaller,
+        handler: || post(eval::create_set),
+    },
+    Route {
+        method: Method::POST,
+        path: "/dev/apps/{app}/eval_sets/{set}",
+        access: Access::AnyCaller,
+        handler: || post(eval::create_set_legacy),
+    },
+    Route {
+        method: Method::DELETE,
+        path: "/dev/apps/{app}/eval-sets/{set}",
+        access: Access::AnyCaller,
+        handler: || delete(eval::delete_set),
+    },
+    Route {
+        method: Method::POST,
+        path: "/dev/apps/{app}/eval_sets/{set}/add_session",
+        access: Access::AnyCaller,
+        handler: || post(eval::add_session),
+    },
+    Route {
+        method: Method::POST,
+        path: "/dev/apps/{app}/eval-sets/{set}/add-session",
+        access: Access::AnyCaller,
+        handler: || post(eval::add_session),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/eval_sets/{set}/evals",
+        access: Access::AnyCaller,
+        handler: || get(eval::list_cases),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/eval_sets/{set}/evals/{case}",
+        access: Access::AnyCaller,
+        handler: || get(eval::get_case),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/eval-sets/{set}/eval-cases/{case}",
+        access: Access::AnyCaller,
+        handler: || get(eval::get_case),
+    },
+    Route {
+        method: Method::PUT,
+        path: "/dev/apps/{app}/eval_sets/{set}/evals/{case}",
+        access: Access::AnyCaller,
+        handler: || put(eval::update_case),
+    },
+    Route {
+        method: Method::PUT,
+        path: "/dev/apps/{app}/eval-sets/{set}/eval-cases/{case}",
+        access: Access::AnyCaller,
+        handler: || put(eval::update_case),
+    },
+    Route {
+        method: Method::DELETE,
+        path: "/dev/apps/{app}/eval_sets/{set}/evals/{case}",
+        access: Access::AnyCaller,
+        handler: || delete(eval::delete_case),
+    },
+    Route {
+        method: Method::DELETE,
+        path: "/dev/apps/{app}/eval-sets/{set}/eval-cases/{case}",
+        access: Access::AnyCaller,
+        handler: || delete(eval::delete_case),
+    },
+    Route {
+        method: Method::POST,
+        path: "/dev/apps/{app}/eval-sets/{set}/run",
+        access: Access::AnyCaller,
+        handler: || post(eval::run),
+    },
+    Route {
+        method: Method::POST,
+        path: "/dev/apps/{app}/eval_sets/{set}/run_eval",
+        access: Access::AnyCaller,
+        handler: || post(eval::run_legacy),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/eval_results",
+        access: Access::AnyCaller,
+        handler: || get(eval::list_results_legacy),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/eval-results",
+        access: Access::AnyCaller,
+        handler: || get(eval::list_results),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/eval_results/{result}",
+        access: Access::AnyCaller,
+        handler: || get(eval::get_result),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/eval-results/{result}",
+        access: Access::AnyCaller,
+        handler: || get(eval::get_result),
+    },
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/metrics-info",
+        access: Access::AnyCaller,
+        handler: || get(eval::metrics_info),
+    },
 ];
 
 /// The routes of the table, as [`RouteInfo`]s.
@@ -311,8 +440,8 @@ async fn check_path_user(
     }
 }
 
-/// Every route this server does not offer (eval, builder, live): a JSON 404, so the dev UI shows a
-/// message instead of breaking.
+/// Every route this server does not offer (the builder's, live runs): a JSON 404, so the dev UI
+/// shows a message instead of breaking.
 async fn not_served(uri: http::Uri) -> ApiError {
     ApiError::not_found(format!("{} is not served by adk-rs", uri.path()))
 }

@@ -244,10 +244,11 @@ impl TestServer {
         started: Arc<Notify>,
         cancelled: Arc<Notify>,
     ) -> Self {
+        // Eval sets and results go to the test's own folder, never the working directory.
         let builder = Server::builder()
             .app(runner.clone())
             .span_store(span_store())
-            .config(config);
+            .config(config.eval_storage(dir.path().join("evals")));
         #[cfg(feature = "a2a")]
         let builder = builder.a2a(a2a);
         #[cfg(not(feature = "a2a"))]
@@ -276,6 +277,11 @@ impl TestServer {
             served: Some(served),
             _dir: dir,
         }
+    }
+
+    /// The folder of the server's eval sets and results.
+    pub(crate) fn eval_dir(&self) -> std::path::PathBuf {
+        self._dir.path().join("evals")
     }
 
     pub(crate) fn url(&self, path: &str) -> String {
