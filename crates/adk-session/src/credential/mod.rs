@@ -82,7 +82,7 @@ mod sqlite {
     /// with ChaCha20-Poly1305 before it is written: the file holds no token in clear.
     ///
     /// ```
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// use adk_core::{CredentialKey, CredentialService, StoredCredential};
     /// use adk_session::{CredentialCipher, SqliteCredentialService};
     /// use serde_json::json;

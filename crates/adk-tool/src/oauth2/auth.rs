@@ -46,24 +46,24 @@ impl fmt::Debug for AccessToken {
 /// (kept in memory until they near their expiry).
 ///
 /// ```no_run
+/// use adk_tool::ToolContext;
 /// use adk_tool::oauth2::{Access, OAuth2Auth, OAuth2Config};
-/// use adk_tool::{ToolContext, closure_tool};
 /// use serde_json::{Value, json};
+///
+/// /// The body of a tool that reads the user's inbox.
+/// async fn read_inbox(mail: &OAuth2Auth, ctx: &ToolContext) -> adk_core::Result<Value> {
+///     match mail.access_token(ctx).await? {
+///         Access::Token(token) => Ok(json!({"token_length": token.secret().len()})),
+///         _ => Ok(json!({"status": "waiting for the user to sign in"})),
+///     }
+/// }
 ///
 /// let config = OAuth2Config::builder("mail-client", "https://auth.example.com/token")
 ///     .authorization_url("https://auth.example.com/authorize")
 ///     .scopes(["mail.read"])
 ///     .build()?;
 /// let mail = OAuth2Auth::authorization_code("mail", config);
-/// let read_inbox = closure_tool("read_inbox", "Reads the user's inbox.", move |ctx: ToolContext, _args: Value| {
-///     let mail = mail.clone();
-///     async move {
-///         match mail.access_token(&ctx).await? {
-///             Access::Token(token) => Ok(json!({"token_length": token.secret().len()})),
-///             _ => Ok(json!({"status": "waiting for the user to sign in"})),
-///         }
-///     }
-/// });
+/// # let _ = read_inbox;
 /// # Ok::<(), adk_core::Error>(())
 /// ```
 #[derive(Clone, Debug)]
