@@ -19,6 +19,7 @@ use adk_workflow::Node;
 
 use crate::ModelSpec;
 use crate::error::{ConfigError, ConfigErrorKind};
+use crate::prepare::Prepared;
 use crate::read::{AgentConfig, ReadAgent};
 use crate::resolver::ModelResolver;
 use crate::schema::agents::{IncludeContentsSetting, LlmAgentConfig};
@@ -109,6 +110,8 @@ fn collect_models(
 pub(crate) struct Registered<'a> {
     pub(crate) function_tools: &'a BTreeMap<String, Arc<dyn Tool>>,
     pub(crate) nodes: &'a BTreeMap<String, Node>,
+    /// The toolsets and code executors made ready for this load.
+    pub(crate) prepared: &'a Prepared,
 }
 
 /// Builds the agent `agent` describes, and its sub-agents.
@@ -128,8 +131,14 @@ pub(crate) fn build_agent(
     let built: adk_core::Result<Arc<dyn Agent>> = match &agent.config {
         AgentConfig::Llm(config) => {
             let model = models.for_agent(config, inherited);
-            llm_agent(config, model, sub_agents, function_tools)
-                .map(|agent| Arc::new(agent) as Arc<dyn Agent>)
+            llm_agent(
+                config,
+                model,
+                sub_agents,
+                function_tools,
+                registered.prepared,
+            )
+            .map(|agent| Arc::new(agent) as Arc<dyn Agent>)
         }
         AgentConfig::Sequential(config) => SequentialAgent::builder(&config.name.0)
             .description(&config.description)
@@ -174,6 +183,7 @@ fn llm_agent(
     model: Option<Arc<dyn Llm>>,
     sub_agents: Vec<Arc<dyn Agent>>,
     function_tools: &BTreeMap<String, Arc<dyn Tool>>,
+    prepared: &Prepared,
 ) -> adk_core::Result<LlmAgent> {
     let mut builder = LlmAgent::builder(&config.name.0)
         .description(&config.description)
@@ -212,9 +222,34 @@ fn llm_agent(
                 }
             },
             ToolRef::Mcp(server) => builder.toolset(mcp_toolset(server)),
+            ToolRef::OpenApi(reference) => builder.toolset(
+                prepared
+                    .openapi(reference)
+                    .ok_or_else(|| not_prepared("OpenAPIToolset"))?,
+            ),
+            ToolRef::Skills(reference) => builder.toolset(
+                prepared
+                    .skills(reference)
+                    .ok_or_else(|| not_prepared("SkillToolset"))?,
+            ),
         };
     }
+    if let Some(reference) = &config.code_executor {
+        builder = builder.code_executor(
+            prepared
+                .executor(reference)
+                .ok_or_else(|| not_prepared(reference.kind.name()))?,
+        );
+    }
     builder.build()
+}
+
+/// The error for something the prepare step should have made, which is a bug of this crate.
+fn not_prepared(what: &str) -> adk_core::Error {
+    adk_core::Error::new(
+        adk_core::ErrorKind::Config,
+        format!("the {what} was not made ready before the agent was built"),
+    )
 }
 
 /// A new instance of a built-in tool.
@@ -225,6 +260,8 @@ fn builtin_tool(builtin: Builtin) -> Arc<dyn Tool> {
         Builtin::LoadMemory => Arc::new(builtin::LoadMemoryTool::new()),
         Builtin::PreloadMemory => Arc::new(builtin::PreloadMemoryTool::new()),
         Builtin::GetUserChoice => Arc::new(builtin::get_user_choice()),
+        Builtin::GoogleSearch => Arc::new(builtin::google_search()),
+        Builtin::UrlContext => Arc::new(builtin::url_context()),
     }
 }
 

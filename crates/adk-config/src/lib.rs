@@ -10,6 +10,8 @@ mod error;
 #[cfg(feature = "loader")]
 mod loader;
 #[cfg(feature = "loader")]
+mod prepare;
+#[cfg(feature = "loader")]
 mod read;
 #[cfg(feature = "loader")]
 mod resolver;

@@ -10,6 +10,7 @@ use adk_tool::Tool;
 
 use crate::build::{Models, Registered, build_agent};
 use crate::error::{ConfigError, ConfigErrorKind};
+use crate::prepare::Prepared;
 use crate::read::{ReadAgent, ReadOptions, read_tree};
 use crate::resolver::{EnvModelResolver, ModelResolver};
 
@@ -164,8 +165,9 @@ impl AgentLoader {
             read_tree(&file, &options)
         })
         .await?;
+        let prepared = Prepared::new(&[&tree]).await?;
         let models = Models::resolve(&[&tree], self.resolver.as_ref()).await?;
-        build_agent(&tree, false, &models, &self.registered())
+        build_agent(&tree, false, &models, &self.registered(&prepared))
     }
 
     /// Loads every app of the agents directory `dir`: each subdirectory holding a
@@ -190,22 +192,24 @@ impl AgentLoader {
         })
         .await?;
         let trees: Vec<&ReadAgent> = apps.iter().map(|(_, tree)| tree).collect();
+        let prepared = Prepared::new(&trees).await?;
         let models = Models::resolve(&trees, self.resolver.as_ref()).await?;
         apps.iter()
             .map(|(name, tree)| {
                 Ok(App {
                     name: name.clone(),
-                    root_agent: build_agent(tree, false, &models, &self.registered())?,
+                    root_agent: build_agent(tree, false, &models, &self.registered(&prepared))?,
                 })
             })
             .collect()
     }
 
     /// What the caller registered, for building.
-    fn registered(&self) -> Registered<'_> {
+    fn registered<'a>(&'a self, prepared: &'a Prepared) -> Registered<'a> {
         Registered {
             function_tools: &self.function_tools,
             nodes: &self.nodes,
+            prepared,
         }
     }
 

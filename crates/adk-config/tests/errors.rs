@@ -36,7 +36,7 @@ async fn check(path: &str, expected: Expect) {
 
 #[tokio::test]
 async fn an_unknown_key_lists_the_keys_of_its_class() {
-    check("errors/unknown_key.yaml", expect!["invalid: tests/fixtures/errors/unknown_key.yaml:2:1: unknown key `modle` in an LlmAgent; the keys are `agent_class`, `name`, `description`, `model`, `instruction`, `generate_content_config`, `output_key`, `include_contents`, `disallow_transfer_to_parent`, `disallow_transfer_to_peers`, `sub_agents`, `tools` and `max_repeated_tool_calls`"]).await;
+    check("errors/unknown_key.yaml", expect!["invalid: tests/fixtures/errors/unknown_key.yaml:2:1: unknown key `modle` in an LlmAgent; the keys are `agent_class`, `name`, `description`, `model`, `instruction`, `generate_content_config`, `output_key`, `include_contents`, `disallow_transfer_to_parent`, `disallow_transfer_to_peers`, `sub_agents`, `tools`, `max_repeated_tool_calls` and `code_executor`"]).await;
 }
 
 #[tokio::test]
@@ -46,7 +46,7 @@ async fn a_key_given_twice_is_refused() {
 
 #[tokio::test]
 async fn a_key_of_another_class_is_unknown_here() {
-    check("errors/loop_key_on_llm_agent.yaml", expect!["invalid: tests/fixtures/errors/loop_key_on_llm_agent.yaml:3:1: unknown key `max_iterations` in an LlmAgent; the keys are `agent_class`, `name`, `description`, `model`, `instruction`, `generate_content_config`, `output_key`, `include_contents`, `disallow_transfer_to_parent`, `disallow_transfer_to_peers`, `sub_agents`, `tools` and `max_repeated_tool_calls`"]).await;
+    check("errors/loop_key_on_llm_agent.yaml", expect!["invalid: tests/fixtures/errors/loop_key_on_llm_agent.yaml:3:1: unknown key `max_iterations` in an LlmAgent; the keys are `agent_class`, `name`, `description`, `model`, `instruction`, `generate_content_config`, `output_key`, `include_contents`, `disallow_transfer_to_parent`, `disallow_transfer_to_peers`, `sub_agents`, `tools`, `max_repeated_tool_calls` and `code_executor`"]).await;
     check("errors/workflow_model.yaml", expect!["invalid: tests/fixtures/errors/workflow_model.yaml:3:1: unknown key `model` in a SequentialAgent; the keys are `agent_class`, `name`, `description` and `sub_agents`"]).await;
 }
 
@@ -75,7 +75,7 @@ async fn an_unknown_agent_class_lists_the_classes() {
 
 #[tokio::test]
 async fn an_unknown_tool_lists_the_tools() {
-    check("errors/unknown_tool.yaml", expect!["invalid: tests/fixtures/errors/unknown_tool.yaml:5:11: tools[1].name: unknown tool `google_search`; adk-rs knows the built-in tools `exit_loop`, `get_user_choice`, `load_artifacts`, `load_memory` and `preload_memory`; `McpToolset`, which takes `args`; and the function tools registered with the loader: `get_weather`"]).await;
+    check("errors/unknown_tool.yaml", expect!["invalid: tests/fixtures/errors/unknown_tool.yaml:5:11: tools[1].name: unknown tool `web_search`; adk-rs knows the built-in tools `exit_loop`, `get_user_choice`, `google_search`, `load_artifacts`, `load_memory`, `preload_memory` and `url_context`; `McpToolset`, `OpenAPIToolset` and `SkillToolset`, which take `args`; and the function tools registered with the loader: `get_weather`"]).await;
 }
 
 #[tokio::test]
@@ -125,8 +125,8 @@ async fn sub_agent_files_stay_in_the_directory_of_the_file_naming_them() {
 #[tokio::test]
 async fn tools_are_listed_once_and_only_mcp_takes_args() {
     check("errors/duplicate_tool.yaml", expect!["invalid: tests/fixtures/errors/duplicate_tool.yaml:3:3: tools: the tool `load_memory` is listed twice; list each tool once"]).await;
-    check("errors/function_tool_args.yaml", expect!["invalid: tests/fixtures/errors/function_tool_args.yaml:3:5: tools[0]: the function tool `get_weather` takes no `args`: it is registered with the loader as it is; only McpToolset takes `args`"]).await;
-    check("errors/builtin_args.yaml", expect!["invalid: tests/fixtures/errors/builtin_args.yaml:5:7: tools[0].args: the built-in tool `exit_loop` takes no `args`; only McpToolset does"]).await;
+    check("errors/function_tool_args.yaml", expect!["invalid: tests/fixtures/errors/function_tool_args.yaml:3:5: tools[0]: the function tool `get_weather` takes no `args`: it is registered with the loader as it is; only the toolsets take `args`"]).await;
+    check("errors/builtin_args.yaml", expect!["invalid: tests/fixtures/errors/builtin_args.yaml:5:7: tools[0].args: the built-in tool `exit_loop` takes no `args`; only the toolsets do"]).await;
     check("errors/mcp_without_args.yaml", expect!["invalid: tests/fixtures/errors/mcp_without_args.yaml:3:5: tools[0]: the McpToolset needs `args` naming its server: `stdio_server_params`, `stdio_connection_params` or `streamable_http_connection_params`"]).await;
 }
 

@@ -33,7 +33,11 @@ pub use callbacks::{
     BeforeModelCallback, BeforeToolCallback, OnModelErrorCallback, OnToolErrorCallback,
     ToolCallbacks,
 };
-pub use code_executor::{BuiltInCodeExecutor, CodeExecutor, IntoCodeExecutor};
+pub use code_executor::{
+    BuiltInCodeExecutor, CodeExecution, CodeExecutor, CodeExecutorError, CodeExecutorErrorKind,
+    ExecutionLimits, IntoCodeExecutor, SandboxedCodeExecutor, SandboxedCodeExecutorBuilder,
+    UnsafeLocalCodeExecutor, UnsafeLocalCodeExecutorBuilder,
+};
 pub use live_events::without_rewound;
 pub use llm_agent::{IncludeContents, InstructionProvider, LlmAgent, LlmAgentBuilder};
 pub use mode::AgentMode;

@@ -12,8 +12,8 @@ use adk_core::{
     Services, Session, SessionKey, ThinkingConfig,
 };
 use adk_flow::{
-    AgentTool, BuiltInCodeExecutor, BuiltInPlanner, CodeExecutor, LoopAgent, ParallelAgent,
-    PlanReActPlanner, SequentialAgent,
+    AgentTool, BuiltInCodeExecutor, BuiltInPlanner, CodeExecution, CodeExecutor, LoopAgent,
+    ParallelAgent, PlanReActPlanner, SequentialAgent,
 };
 use adk_test::{AgentRun, ScriptedModel};
 use adk_tool::ToolContext;
@@ -522,11 +522,12 @@ impl CodeExecutor for CountingExecutor {
         &self,
         _ctx: &InvocationContext,
         code: &ExecutableCode,
-    ) -> adk_core::Result<CodeExecutionResult> {
+    ) -> adk_core::Result<CodeExecution> {
         Ok(CodeExecutionResult {
             outcome: Outcome::OutcomeOk,
             output: Some(format!("{} bytes of code ran", code.code.len())),
-        })
+        }
+        .into())
     }
 }
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::agent_class::{self, AgentClass};
 use super::agent_name::AgentName;
+use super::code_executor::CodeExecutorRef;
 use super::generate::GenerateContentSettings;
 use super::model_name::ModelSpec;
 use super::section::{self, Section};
@@ -81,6 +82,12 @@ pub(crate) struct LlmAgentConfig {
     /// it.
     #[serde(default)]
     pub(crate) max_repeated_tool_calls: Option<u32>,
+    /// Runs the code the model writes: `BuiltInCodeExecutor` (the provider runs it),
+    /// `SandboxedCodeExecutor` (here, in a bubblewrap sandbox; loading fails where there is
+    /// none) or `UnsafeLocalCodeExecutor` (here, without a sandbox), with `args` for the local
+    /// ones' limits. An adk-rs key: ADK Python sets an executor in code.
+    #[serde(default)]
+    pub(crate) code_executor: Option<CodeExecutorRef>,
 }
 
 impl Section for LlmAgentConfig {

@@ -5,6 +5,7 @@
 pub(crate) mod agent_class;
 pub(crate) mod agent_name;
 pub(crate) mod agents;
+pub(crate) mod code_executor;
 pub(crate) mod context;
 pub(crate) mod generate;
 pub(crate) mod mcp;
@@ -13,6 +14,7 @@ pub(crate) mod scalar;
 pub(crate) mod section;
 pub(crate) mod sub_agents;
 pub(crate) mod tools;
+pub(crate) mod toolsets;
 pub(crate) mod workflow;
 
 use schemars::generate::SchemaSettings;

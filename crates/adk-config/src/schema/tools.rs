@@ -1,5 +1,5 @@
-//! The `tools:` of an `LlmAgent`: ADK's built-in tools by name, MCP toolsets by their connection
-//! args, and function tools the caller registered with the loader by name.
+//! The `tools:` of an `LlmAgent`: ADK's built-in tools by name, MCP, OpenAPI and skill toolsets
+//! by their args, and function tools the caller registered with the loader by name.
 //!
 //! An entry is a name (`- exit_loop`) or a mapping (`- name: McpToolset` with `args:`), as in ADK
 //! Python. Names are checked while they are read, so an unknown one is reported at its line and
@@ -17,6 +17,7 @@ use super::context;
 use super::mcp::{McpServer, McpToolsetArgs};
 use super::scalar::{parse_string, quoted_list};
 use super::section::{Checked, Keys};
+use super::toolsets::{OpenApiRef, OpenApiToolsetArgs, SkillToolsetArgs, SkillsRef};
 
 /// ADK's built-in tools that adk-tool has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,15 +32,21 @@ pub(crate) enum Builtin {
     PreloadMemory,
     /// Asks the user to choose among options (a long-running tool).
     GetUserChoice,
+    /// Gemini's Google Search, run by the model's provider.
+    GoogleSearch,
+    /// Gemini's URL context, run by the model's provider.
+    UrlContext,
 }
 
 impl Builtin {
-    const ALL: [Self; 5] = [
+    const ALL: [Self; 7] = [
         Self::ExitLoop,
         Self::GetUserChoice,
+        Self::GoogleSearch,
         Self::LoadArtifacts,
         Self::LoadMemory,
         Self::PreloadMemory,
+        Self::UrlContext,
     ];
 
     /// The tool's name, as ADK Python and the model know it.
@@ -50,6 +57,8 @@ impl Builtin {
             Self::LoadMemory => "load_memory",
             Self::PreloadMemory => "preload_memory",
             Self::GetUserChoice => "get_user_choice",
+            Self::GoogleSearch => "google_search",
+            Self::UrlContext => "url_context",
         }
     }
 }
@@ -69,6 +78,21 @@ const MCP_TOOLSET: &[&str] = &[
     "google.adk.tools.mcp_tool.mcp_toolset.MCPToolset",
 ];
 
+/// Every name of the OpenAPI toolset in a config.
+const OPENAPI_TOOLSET: &[&str] = &[
+    "OpenAPIToolset",
+    "google.adk.tools.openapi_tool.OpenAPIToolset",
+    "google.adk.tools.openapi_tool.openapi_spec_parser.OpenAPIToolset",
+    "google.adk.tools.openapi_tool.openapi_spec_parser.openapi_toolset.OpenAPIToolset",
+];
+
+/// Every name of the skill toolset in a config.
+const SKILL_TOOLSET: &[&str] = &[
+    "SkillToolset",
+    "google.adk.tools.SkillToolset",
+    "google.adk.tools.skill_toolset.SkillToolset",
+];
+
 /// One tool of an agent.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ToolRef {
@@ -78,6 +102,10 @@ pub(crate) enum ToolRef {
     Function(String),
     /// The tools of an MCP server.
     Mcp(McpServer),
+    /// The operations of an OpenAPI document.
+    OpenApi(OpenApiRef),
+    /// The skills of a folder.
+    Skills(SkillsRef),
 }
 
 /// What a tool's `name` names.
@@ -86,6 +114,8 @@ enum ToolName {
     Builtin(Builtin),
     Function(String),
     Mcp,
+    OpenApi,
+    Skills,
 }
 
 impl ToolName {
@@ -96,6 +126,12 @@ impl ToolName {
     fn parse(written: &str) -> Result<Self, String> {
         if MCP_TOOLSET.contains(&written) {
             return Ok(Self::Mcp);
+        }
+        if OPENAPI_TOOLSET.contains(&written) {
+            return Ok(Self::OpenApi);
+        }
+        if SKILL_TOOLSET.contains(&written) {
+            return Ok(Self::Skills);
         }
         let bare = written.strip_prefix(BUILTIN_PACKAGE).unwrap_or(written);
         if let Some(builtin) = Builtin::ALL.into_iter().find(|b| b.name() == bare) {
@@ -124,7 +160,8 @@ fn unknown_tool(written: &str, function_tools: &BTreeSet<String>) -> String {
     };
     format!(
         "unknown tool `{written}`; adk-rs knows the built-in tools {builtins}; `McpToolset`, \
-         which takes `args`; and the function tools registered with the loader: {registered}"
+         `OpenAPIToolset` and `SkillToolset`, which take `args`; and the function tools \
+         registered with the loader: {registered}"
     )
 }
 
@@ -137,17 +174,37 @@ impl<'de> Deserialize<'de> for ToolName {
 /// The keys of the mapping form of a tool entry.
 const ENTRY_KEYS: Keys = Keys::new("a tool entry", &["name", "args"]);
 
+/// The `args` of a toolset entry, read as the entry's `name` says.
+enum ToolsetArgs {
+    /// Boxed: the MCP args are several times the size of the others.
+    Mcp(Box<McpToolsetArgs>),
+    OpenApi(OpenApiToolsetArgs),
+    Skills(SkillToolsetArgs),
+}
+
 /// A tool's `name` and `args`, once read.
 struct ToolEntry {
     name: ToolName,
-    args: Option<McpToolsetArgs>,
+    args: Option<ToolsetArgs>,
 }
 
 impl ToolEntry {
     /// The tool the entry names, when its `name` and `args` go together.
     fn resolve(self) -> Result<ToolRef, String> {
         match (self.name, self.args) {
-            (ToolName::Mcp, Some(args)) => args.into_server().map(ToolRef::Mcp),
+            (ToolName::Mcp, Some(ToolsetArgs::Mcp(args))) => args.into_server().map(ToolRef::Mcp),
+            (ToolName::OpenApi, Some(ToolsetArgs::OpenApi(args))) => {
+                args.into_ref().map(ToolRef::OpenApi)
+            }
+            (ToolName::Skills, Some(ToolsetArgs::Skills(args))) => {
+                args.into_ref().map(ToolRef::Skills)
+            }
+            (ToolName::OpenApi, None) => Err("the OpenAPIToolset needs `args` with `spec_path` \
+                 or `spec_str`"
+                .to_owned()),
+            (ToolName::Skills, None) => {
+                Err("the SkillToolset needs `args` with `skills_folder`".to_owned())
+            }
             (ToolName::Mcp, None) => Err("the McpToolset needs `args` naming its server: \
                  `stdio_server_params`, `stdio_connection_params` or \
                  `streamable_http_connection_params`"
@@ -163,14 +220,16 @@ impl ToolEntry {
 fn takes_no_args(name: &ToolName) -> String {
     match name {
         ToolName::Builtin(builtin) => format!(
-            "the built-in tool `{}` takes no `args`; only McpToolset does",
+            "the built-in tool `{}` takes no `args`; only the toolsets do",
             builtin.name()
         ),
         ToolName::Function(name) => format!(
             "the function tool `{name}` takes no `args`: it is registered with the loader as it \
-             is; only McpToolset takes `args`"
+             is; only the toolsets take `args`"
         ),
         ToolName::Mcp => "the McpToolset takes its `args` once".to_owned(),
+        ToolName::OpenApi => "the OpenAPIToolset takes its `args` once".to_owned(),
+        ToolName::Skills => "the SkillToolset takes its `args` once".to_owned(),
     }
 }
 
@@ -259,12 +318,24 @@ impl<'de> Visitor<'de> for ToolVisitor {
                 name = Some(map.next_value::<ToolName>()?);
                 continue;
             }
-            // `args` are the McpToolset's; given to another tool named before them, they are
-            // refused at their place. Given before the name, they are read as the McpToolset's
-            // and a mismatch is reported at the start of the entry.
+            // `args` are read as the toolset named before them says; given to another tool,
+            // they are refused at their place. Given before the name, they are read as the
+            // McpToolset's and a mismatch is reported at the start of the entry.
             match &name {
                 None | Some(ToolName::Mcp) => {
-                    args = Some(map.next_value_seed(Checked::<McpToolsetArgs>::new())?);
+                    args = Some(ToolsetArgs::Mcp(Box::new(
+                        map.next_value_seed(Checked::<McpToolsetArgs>::new())?,
+                    )));
+                }
+                Some(ToolName::OpenApi) => {
+                    args = Some(ToolsetArgs::OpenApi(
+                        map.next_value_seed(Checked::<OpenApiToolsetArgs>::new())?,
+                    ));
+                }
+                Some(ToolName::Skills) => {
+                    args = Some(ToolsetArgs::Skills(
+                        map.next_value_seed(Checked::<SkillToolsetArgs>::new())?,
+                    ));
                 }
                 Some(other) => map.next_value_seed(Refuse(takes_no_args(other)))?,
             }
@@ -303,8 +374,8 @@ impl<'de> Visitor<'de> for ToolListVisitor {
             let name = match &tool {
                 ToolRef::Builtin(builtin) => Some(builtin.name()),
                 ToolRef::Function(name) => Some(name.as_str()),
-                // An MCP server's tools are known only once it runs.
-                ToolRef::Mcp(_) => None,
+                // A toolset's tools are known only once it is built or runs.
+                ToolRef::Mcp(_) | ToolRef::OpenApi(_) | ToolRef::Skills(_) => None,
             };
             if let Some(name) = name
                 && !names.insert(name.to_owned())
@@ -332,6 +403,14 @@ impl JsonSchema for ToolList {
             builtins.join(", ")
         );
         let args = generator.subschema_for::<McpToolsetArgs>();
+        let openapi_args = generator.subschema_for::<OpenApiToolsetArgs>();
+        let skill_args = generator.subschema_for::<SkillToolsetArgs>();
+        let toolsets: Vec<&str> = MCP_TOOLSET
+            .iter()
+            .chain(OPENAPI_TOOLSET)
+            .chain(SKILL_TOOLSET)
+            .copied()
+            .collect();
         json_schema!({
             "type": "array",
             "description": "The tools the model may call.",
@@ -340,7 +419,7 @@ impl JsonSchema for ToolList {
                     {
                         "type": "string",
                         "minLength": 1,
-                        "not": { "enum": MCP_TOOLSET },
+                        "not": { "enum": toolsets },
                         "description": name_description,
                     },
                     {
@@ -349,7 +428,7 @@ impl JsonSchema for ToolList {
                             "name": {
                                 "type": "string",
                                 "minLength": 1,
-                                "not": { "enum": MCP_TOOLSET },
+                                "not": { "enum": toolsets },
                                 "description": name_description,
                             },
                         },
@@ -362,6 +441,26 @@ impl JsonSchema for ToolList {
                         "properties": {
                             "name": { "enum": MCP_TOOLSET },
                             "args": args,
+                        },
+                        "required": ["name", "args"],
+                        "additionalProperties": false,
+                    },
+                    {
+                        "type": "object",
+                        "description": "The operations of an OpenAPI document.",
+                        "properties": {
+                            "name": { "enum": OPENAPI_TOOLSET },
+                            "args": openapi_args,
+                        },
+                        "required": ["name", "args"],
+                        "additionalProperties": false,
+                    },
+                    {
+                        "type": "object",
+                        "description": "The skills of a folder, loaded on demand.",
+                        "properties": {
+                            "name": { "enum": SKILL_TOOLSET },
+                            "args": skill_args,
                         },
                         "required": ["name", "args"],
                         "additionalProperties": false,
