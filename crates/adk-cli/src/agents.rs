@@ -13,6 +13,7 @@ pub(crate) fn bundled(mut launcher: Launcher) -> Launcher {
         .app_on_model(multi_agent::APP_NAME, multi_agent::root_agent)
         .app_on_model(pipeline::APP_NAME, pipeline::root_agent)
         .app_on_model(confirmation::APP_NAME, confirmation::root_agent)
+        .app_on_model(oauth_mail::APP_NAME, oauth_mail::root_agent)
         .app_on_model(orchestrator::APP_NAME, orchestrator::root_agent)
         .app_on_model(workflow::APP_NAME, workflow::root_agent)
 }

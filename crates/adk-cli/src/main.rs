@@ -1,5 +1,5 @@
 //! `adk`, the adk-rs command line: the bundled example agents (`quickstart`, `multi_agent`,
-//! `pipeline`, `confirmation`, `orchestrator`, `workflow`) on the launcher of `adk-launcher`: `adk run <agent>` opens an
+//! `pipeline`, `confirmation`, `oauth_mail`, `orchestrator`, `workflow`) on the launcher of `adk-launcher`: `adk run <agent>` opens an
 //! interactive terminal session, `adk web` serves them all with the adk-web dev UI, `adk
 //! api_server` without the UI, `adk create NAME` starts a project of your own.
 //!

@@ -51,6 +51,7 @@ async fn api_server_serves_every_bundled_agent_and_stops_on_sigterm() {
         json!([
             "confirmation",
             "multi_agent",
+            "oauth_mail",
             "orchestrator",
             "pipeline",
             "quickstart",

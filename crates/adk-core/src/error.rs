@@ -30,6 +30,9 @@ pub enum ErrorKind {
     Artifact,
     /// A memory service failed.
     Memory,
+    /// A credential service failed, or a credential could not be decrypted or obtained (an
+    /// OAuth2 token endpoint that refused, say).
+    Credential,
     /// An agent failed while running.
     Agent,
     /// Input from a user, a client or a model was malformed.
@@ -59,6 +62,7 @@ impl ErrorKind {
             Self::NotFound => "not_found",
             Self::Artifact => "artifact",
             Self::Memory => "memory",
+            Self::Credential => "credential",
             Self::Agent => "agent",
             Self::InvalidInput => "invalid_input",
             Self::Config => "config",

@@ -4,6 +4,7 @@
 mod agent;
 mod base64_bytes;
 mod content;
+mod credential;
 mod error;
 mod event;
 mod ids;
@@ -38,6 +39,7 @@ pub use content::{
     Blob, CodeExecutionResult, Content, ExecutableCode, FileData, FunctionCall, FunctionResponse,
     Language, Outcome, Part, PartData, Role,
 };
+pub use credential::{CredentialKey, CredentialService, IntoCredentialService, StoredCredential};
 pub use error::{BoxError, Error, ErrorKind, Result, cause_after};
 pub use event::{Event, EventActions, EventCompaction, ToolConfirmation};
 pub use ids::{

@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use adk_core::{Agent, ArtifactService, MemoryService, SessionService};
+use adk_core::{Agent, ArtifactService, CredentialService, MemoryService, SessionService};
 use adk_runner::{Runner, Summarizer};
 use adk_session::{
-    FileArtifactService, InMemoryArtifactService, InMemoryMemoryService, InMemorySessionService,
-    PostgresSettings, SqliteMemoryService, SqliteSessionService,
+    FileArtifactService, InMemoryArtifactService, InMemoryCredentialService, InMemoryMemoryService,
+    InMemorySessionService, PostgresSettings, SqliteMemoryService, SqliteSessionService,
 };
 
 use crate::args::ServiceArgs;
@@ -20,6 +20,9 @@ pub(crate) struct Services {
     pub(crate) sessions: Arc<dyn SessionService>,
     pub(crate) artifacts: Arc<dyn ArtifactService>,
     pub(crate) memory: Arc<dyn MemoryService>,
+    /// The tokens tools sign users in for (OAuth2), kept in memory: a user signs in again after
+    /// a restart. A program that keeps them gives its runner an encrypted SQL credential service.
+    pub(crate) credentials: Arc<dyn CredentialService>,
     pub(crate) description: String,
     /// How to reach PostgreSQL when sessions are there: a server takes its session locks there.
     pub(crate) postgres: Option<PostgresSettings>,
@@ -41,6 +44,7 @@ impl Services {
         let builder = Runner::builder(app_name, agent, self.sessions.clone())
             .artifact_service(self.artifacts.clone())
             .memory_service(self.memory.clone())
+            .credential_service(self.credentials.clone())
             .auto_create_session(auto_create)
             .resume_interrupted(resume_interrupted);
         match overflow {
@@ -61,6 +65,7 @@ pub(crate) async fn open(args: &ServiceArgs) -> Result<Services, LaunchError> {
             sessions: Arc::new(InMemorySessionService::new()),
             artifacts: Arc::new(InMemoryArtifactService::new()),
             memory: Arc::new(InMemoryMemoryService::new()),
+            credentials: Arc::new(InMemoryCredentialService::new()),
             description: "sessions in memory (not stored)".to_owned(),
             postgres: None,
         });
@@ -93,6 +98,7 @@ pub(crate) async fn open(args: &ServiceArgs) -> Result<Services, LaunchError> {
         sessions,
         artifacts,
         memory,
+        credentials: Arc::new(InMemoryCredentialService::new()),
         description,
         postgres,
     })

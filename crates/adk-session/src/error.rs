@@ -23,6 +23,8 @@ pub enum ErrorKind {
     Corrupt,
     /// A value the storage cannot hold (the character U+0000 in PostgreSQL's `jsonb`).
     Unstorable,
+    /// The key that encrypts credentials is missing or malformed.
+    InvalidKey,
 }
 
 /// An error of `adk-session`: a [`kind`](Error::kind), a message that says what was wrong and what
@@ -145,6 +147,12 @@ impl Error {
         self.into_core(adk_core::ErrorKind::Memory)
     }
 
+    /// Converts into the core error of a credential service, keeping `self` as the source.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn into_credential(self) -> adk_core::Error {
+        self.into_core(adk_core::ErrorKind::Credential)
+    }
+
     /// The core kind for this error; `service` is the kind of plain failures of the service.
     fn into_core(self, service: adk_core::ErrorKind) -> adk_core::Error {
         let kind = match self.kind {
@@ -155,6 +163,7 @@ impl Error {
             // have no names to reject but an id, which is the caller's input.
             ErrorKind::InvalidName if service == adk_core::ErrorKind::Artifact => service,
             ErrorKind::InvalidName | ErrorKind::Unstorable => adk_core::ErrorKind::InvalidInput,
+            ErrorKind::InvalidKey => adk_core::ErrorKind::Config,
             ErrorKind::Storage | ErrorKind::Corrupt => service,
         };
         adk_core::Error::from_source(kind, self)

@@ -3,6 +3,7 @@
 
 mod artifact;
 mod boundary;
+mod credential;
 mod error;
 mod in_memory;
 mod keywords;
@@ -16,6 +17,11 @@ mod sql;
 mod sqlite;
 
 pub use artifact::{FileArtifactService, InMemoryArtifactService, ObjectStoreArtifactService};
+#[cfg(feature = "postgres")]
+pub use credential::PostgresCredentialService;
+#[cfg(feature = "sqlite")]
+pub use credential::SqliteCredentialService;
+pub use credential::{CREDENTIAL_KEY_ENV, CredentialCipher, InMemoryCredentialService};
 pub use error::{Error, ErrorKind};
 pub use in_memory::{InMemoryMemoryService, InMemorySessionService};
 /// The `object_store` crate this one is built with: its stores (`aws`, `gcp`, `azure` with the

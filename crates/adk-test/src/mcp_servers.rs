@@ -74,11 +74,12 @@ fn install(dir: &Path) {
     crate::install_once(dir, &wanted.join("\n"), |dir| npm_install(dir, &wanted));
 }
 
-fn npm_install(dir: &Path, wanted: &[String]) {
+/// Installs the npm packages `wanted` into `dir` (for every npm install of this crate).
+pub(crate) fn npm_install(dir: &Path, wanted: &[String]) {
     let npm = Command::new("npm").arg("--version").output();
     if !npm.is_ok_and(|output| output.status.success()) {
         panic!(
-            "the MCP tests need npm to install their servers ({}); install Node.js 20 or later \
+            "these tests need npm to install their servers ({}); install Node.js 20 or later \
              with npm (for example `apt-get install nodejs npm`) and run the tests again",
             wanted.join(", ")
         );

@@ -2,9 +2,7 @@
 //! (`src/pet_store.py`), run by the Python peers' virtualenv (FastAPI and uvicorn come with ADK
 //! Python), whose generated document at `/openapi.json` is the toolset's input.
 
-use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Stdio};
-use std::time::Duration;
 
 /// The pet store's API key, for its `APIKeyHeader` scheme (header `X-API-Key`).
 pub const API_KEY: &str = "pet-key";
@@ -35,30 +33,7 @@ impl PetStore {
             .stderr(Stdio::piped())
             .spawn()
             .expect("the peers' Python starts the pet store");
-        // The script binds its socket before it prints the port, so the port is ready to take
-        // connections once the line is read; a thread bounds the wait.
-        let stdout = child.stdout.take().expect("a piped stdout");
-        let (sender, receiver) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = sender.send(line);
-        });
-        let line = receiver
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_default();
-        let Ok(port) = line.trim().parse() else {
-            let _ = child.kill();
-            let mut stderr = String::new();
-            if let Some(mut pipe) = child.stderr.take() {
-                let _ = pipe.read_to_string(&mut stderr);
-            }
-            panic!("the pet store did not start (it printed {line:?}):\n{stderr}");
-        };
-        // Its log is drained so that a chatty server never blocks on a full pipe.
-        if let Some(mut pipe) = child.stderr.take() {
-            std::thread::spawn(move || std::io::copy(&mut pipe, &mut std::io::sink()));
-        }
+        let port = crate::ready::ready_line(&mut child, "the pet store", |line| line.parse().ok());
         Self { child, port }
     }
 

@@ -8,6 +8,8 @@ mod error;
 mod function_tool;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "oauth2")]
+pub mod oauth2;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 mod schema;

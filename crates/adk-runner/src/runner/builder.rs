@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use adk_core::{
-    Agent, AgentTree, Clock, Error, ErrorKind, IdGen, IntoArtifactService, IntoMemoryService,
-    Result, Services, SessionService,
+    Agent, AgentTree, Clock, Error, ErrorKind, IdGen, IntoArtifactService, IntoCredentialService,
+    IntoMemoryService, Result, Services, SessionService,
 };
 use adk_flow::IntoPlugin;
 use adk_flow::internal::{OverflowCompaction, Plugins, ToolStateScopes};
@@ -79,6 +79,13 @@ impl RunnerBuilder {
     /// The long-term memory that memory tools search.
     pub fn memory_service(mut self, service: impl IntoMemoryService) -> Self {
         self.services.memory_service = Some(service.into_memory_service());
+        self
+    }
+
+    /// Where the credentials tools act with on a user's behalf are kept: the OAuth2 tokens of
+    /// `adk_tool::oauth2`, encrypted at rest by `adk-session`'s SQL credential services.
+    pub fn credential_service(mut self, service: impl IntoCredentialService) -> Self {
+        self.services.credential_service = Some(service.into_credential_service());
         self
     }
 

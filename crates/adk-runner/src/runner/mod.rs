@@ -14,9 +14,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use adk_core::{
-    AgentTree, ArtifactService, Event, EventActions, GetSessionRequest, IntoAgent,
-    IntoSessionService, InvocationId, MemoryService, Result, Services, Session, SessionId,
-    SessionKey, SessionService, USER_AUTHOR,
+    AgentTree, ArtifactService, CredentialService, Event, EventActions, GetSessionRequest,
+    IntoAgent, IntoSessionService, InvocationId, MemoryService, Result, Services, Session,
+    SessionId, SessionKey, SessionService, USER_AUTHOR,
 };
 use adk_flow::internal::{OverflowCompaction, Plugins, ToolStateScopes};
 use adk_session::InMemorySessionService;
@@ -133,6 +133,11 @@ impl Runner {
     /// The memory service, when the runner has one.
     pub fn memory_service(&self) -> Option<&Arc<dyn MemoryService>> {
         self.inner.services.memory_service.as_ref()
+    }
+
+    /// The credential service, when the runner has one.
+    pub fn credential_service(&self) -> Option<&Arc<dyn CredentialService>> {
+        self.inner.services.credential_service.as_ref()
     }
 
     /// Session `session_id` of `user_id` as stored, with every event; `None` when it does not

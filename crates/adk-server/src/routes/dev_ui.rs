@@ -1,5 +1,6 @@
 //! The dev UI's routes: its static files at `/dev-ui/` (any unknown path there gets `index.html`,
-//! for the UI's own routing), its runtime config, `/dev-ui/config`, and `/` redirecting to it.
+//! for the UI's own routing), its runtime config, `/dev-ui/config`, and `/` redirecting to it
+//! with its query (the OAuth2 sign-in's way back).
 //! Without the UI's files they answer 404 like any route not served.
 
 use std::path::Path;
@@ -20,14 +21,24 @@ pub(super) fn router(dir: Option<&Path>) -> Router<Arc<ServerState>> {
     };
     let files = ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html")));
     Router::new()
-        .route("/", get(|| async { Redirect::temporary("/dev-ui/") }))
-        .route("/dev-ui", get(|| async { Redirect::temporary("/dev-ui/") }))
+        .route("/", get(to_dev_ui))
+        .route("/dev-ui", get(to_dev_ui))
         .route("/dev-ui/config", get(ui_config))
         .route(
             "/dev-ui/assets/config/runtime-config.json",
             get(runtime_config),
         )
         .nest_service("/dev-ui/", files)
+}
+
+/// Sends the browser to the UI, keeping the query: an OAuth2 server sends the user back to the
+/// UI's origin with `?code=...&state=...`, which the UI's sign-in popup reads and hands to the
+/// page that opened it.
+async fn to_dev_ui(uri: http::Uri) -> Redirect {
+    match uri.query() {
+        Some(query) => Redirect::temporary(&format!("/dev-ui/?{query}")),
+        None => Redirect::temporary("/dev-ui/"),
+    }
 }
 
 /// The UI's runtime config: the backend is this same origin.

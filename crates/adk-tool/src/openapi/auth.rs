@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::spec::{OpenApiSpec, Place};
 use super::{OpenApiError, OperationInfo};
 use crate::ToolContext;
+use crate::oauth2::OAuth2Auth;
 
 /// A secret for one of the document's security schemes, given with
 /// [`OpenApiToolsetBuilder::credential`](super::OpenApiToolsetBuilder::credential).
@@ -39,6 +40,10 @@ pub enum Credential {
         /// The password.
         password: String,
     },
+    /// An OAuth2 access token got for each call (the user signed in through ADK's credential
+    /// round trip, or the client credentials grant), sent as `Authorization: Bearer <token>`,
+    /// for `http` `bearer`, `oauth2` and `openIdConnect` schemes.
+    OAuth2(OAuth2Auth),
 }
 
 impl Credential {
@@ -60,11 +65,17 @@ impl Credential {
         }
     }
 
+    /// Tokens from OAuth2 (see [`crate::oauth2`]).
+    pub fn oauth2(auth: OAuth2Auth) -> Self {
+        Self::OAuth2(auth)
+    }
+
     fn kind(&self) -> &'static str {
         match self {
             Self::ApiKey(_) => "ApiKey",
             Self::Bearer(_) => "Bearer",
             Self::Basic { .. } => "Basic",
+            Self::OAuth2(_) => "OAuth2",
         }
     }
 }
@@ -129,6 +140,8 @@ pub(crate) struct Applied {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) query: Vec<(String, String)>,
     pub(crate) cookies: Vec<(String, String)>,
+    /// The OAuth2 tokens to get for the call, each sent as a bearer token.
+    pub(crate) oauth2: Vec<OAuth2Auth>,
 }
 
 /// The document's schemes matched with the application's credentials, checked once at build.
@@ -161,7 +174,10 @@ impl Credentials {
             let fits = matches!(
                 (&scheme, &credential),
                 (Scheme::ApiKey { .. }, Credential::ApiKey(_))
-                    | (Scheme::Bearer, Credential::Bearer(_))
+                    | (
+                        Scheme::Bearer,
+                        Credential::Bearer(_) | Credential::OAuth2(_)
+                    )
                     | (Scheme::Basic, Credential::Basic { .. })
             );
             if !fits {
@@ -202,6 +218,7 @@ impl Credentials {
                         KeyPlace::Cookie => applied.cookies.push(pair),
                     }
                 }
+                (Scheme::Bearer, Credential::OAuth2(auth)) => applied.oauth2.push(auth.clone()),
                 (Scheme::Bearer, Credential::Bearer(token)) => applied
                     .headers
                     .push(("Authorization".to_owned(), format!("Bearer {token}"))),

@@ -15,6 +15,7 @@ use super::auth::{AuthHeaders, Credentials};
 use super::operation::{BODY_ARGUMENT, Location, Operation};
 use super::{OperationInfo, shown_url};
 use crate::function_tool::{ConfirmationGate, confirmation_gate};
+use crate::oauth2::Access;
 use crate::schema::is_empty_object;
 use crate::{
     ArgumentValidator, Tool, ToolContext, ToolEffect, ToolError, ToolErrorKind, simplify_schema,
@@ -22,6 +23,9 @@ use crate::{
 
 /// How much of an error answer the model reads; the rest is cut, saying so.
 const ERROR_BODY_CHARS: usize = 2048;
+
+/// What a call answers while the user is asked to sign in for it.
+const SIGN_IN_PENDING: &str = "waiting for the user to sign in";
 
 /// What every tool of one toolset shares.
 pub(crate) struct Shared {
@@ -185,6 +189,15 @@ impl OpenApiTool {
         }
         for (name, value) in &applied.headers {
             request = request.header(name.as_str(), value.as_str());
+        }
+        for auth in &applied.oauth2 {
+            match auth.access_token(ctx).await? {
+                Access::Token(token) => {
+                    request = request.bearer_auth(token.secret());
+                }
+                // The call's event asks the user to sign in; the call runs again once they did.
+                _ => return Ok(json!({"status": SIGN_IN_PENDING})),
+            }
         }
         for provider in &self.shared.auth_headers {
             for (name, value) in provider.headers(ctx, &self.operation.info).await? {

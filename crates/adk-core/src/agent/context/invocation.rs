@@ -12,7 +12,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::{RunConfig, Services};
 use crate::ids::{Clock, IdGen};
-use crate::{Agent, AgentTree, ArtifactService, Content, Event, InvocationId, MemoryService};
+use crate::{
+    Agent, AgentTree, ArtifactService, Content, CredentialService, Event, InvocationId,
+    MemoryService,
+};
 use crate::{NodePath, Session, SessionKey, SessionService};
 
 /// The progress an agent checkpointed in this invocation, for resuming.
@@ -191,6 +194,11 @@ impl InvocationContext {
     /// The memory service, when the invocation has one.
     pub fn memory_service(&self) -> Option<&Arc<dyn MemoryService>> {
         self.invocation.services.memory_service.as_ref()
+    }
+
+    /// The credential service, when the invocation has one.
+    pub fn credential_service(&self) -> Option<&Arc<dyn CredentialService>> {
+        self.invocation.services.credential_service.as_ref()
     }
 
     /// The services and seams of the invocation.

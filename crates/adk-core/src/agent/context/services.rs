@@ -1,11 +1,11 @@
-//! [`Services`]: what an invocation runs with besides its session: the storage services, and where
-//! ids and time come from.
+//! [`Services`]: what an invocation runs with besides its session: the storage services (the
+//! credential service among them), and where ids and time come from.
 
 use std::fmt;
 use std::sync::Arc;
 
 use crate::ids::{Clock, IdGen, SystemClock, UuidIdGen};
-use crate::{ArtifactService, MemoryService, SessionService};
+use crate::{ArtifactService, CredentialService, MemoryService, SessionService};
 
 /// The services and seams of an invocation: the session, artifact and memory services it may
 /// use, its id generator and its clock.
@@ -30,6 +30,9 @@ pub struct Services {
     pub artifact_service: Option<Arc<dyn ArtifactService>>,
     /// The long-term memory that memory tools search.
     pub memory_service: Option<Arc<dyn MemoryService>>,
+    /// Where the credentials tools act with on a user's behalf are kept (OAuth2 tokens); tools
+    /// that sign users in need one.
+    pub credential_service: Option<Arc<dyn CredentialService>>,
     /// Where invocation, event and call ids come from (tests use a deterministic generator).
     pub ids: Arc<dyn IdGen>,
     /// Where event timestamps come from (tests use a deterministic clock).
@@ -43,6 +46,7 @@ impl Default for Services {
             session_service: None,
             artifact_service: None,
             memory_service: None,
+            credential_service: None,
             ids: Arc::new(UuidIdGen),
             clock: Arc::new(SystemClock),
         }
@@ -55,6 +59,7 @@ impl fmt::Debug for Services {
             .field("session_service", &self.session_service.is_some())
             .field("artifact_service", &self.artifact_service.is_some())
             .field("memory_service", &self.memory_service.is_some())
+            .field("credential_service", &self.credential_service.is_some())
             .finish_non_exhaustive()
     }
 }
