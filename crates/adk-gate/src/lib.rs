@@ -6,6 +6,7 @@ mod body;
 mod error;
 mod gate;
 mod hosts;
+mod idempotency;
 mod origins;
 mod principal;
 mod reply;
@@ -19,6 +20,10 @@ pub use body::{BodyError, BodyReader, BodyReservation};
 pub use error::GateError;
 pub use gate::{Gate, GateBuilder, request_host};
 pub use hosts::{DEFAULT_HOSTS, HostPolicy};
+pub use idempotency::{
+    IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_METADATA_KEY, IdempotencyKeyError, MAX_IDEMPOTENCY_KEY_LEN,
+    idempotency_key,
+};
 pub use origins::OriginPolicy;
 pub use principal::{Caller, Forbidden, NoGate, Principal};
 pub use serve::{

@@ -9,7 +9,7 @@
 //! running. The task is rebuilt from the stored events when this server does not hold it.
 
 use adk_core::{Event, GetSessionRequest, SessionKey, USER_AUTHOR};
-use adk_gate::Caller;
+use adk_gate::{Caller, IDEMPOTENCY_METADATA_KEY, idempotency_key};
 use http::HeaderValue;
 use serde_json::{Map, Value};
 
@@ -19,14 +19,8 @@ use crate::types::{
     Artifact, JsonRpcError, Message, Metadata, Part, Role, Task, TaskState, TaskStatus, error_codes,
 };
 
-/// The run-metadata key of the idempotency key, the one `/run` uses.
-const KEY: &str = "adkIdempotencyKey";
-
 /// The run-metadata key of the task the run belongs to.
 const TASK: &str = "adkA2aTaskId";
-
-/// The longest key taken, as common payment APIs take.
-const MAX_KEY_LEN: usize = 255;
 
 /// A refused key, -32602 as every invalid parameter.
 fn invalid_params(message: impl Into<String>) -> JsonRpcError {
@@ -39,43 +33,21 @@ pub(super) fn key_of(
     header: Option<&HeaderValue>,
     metadata: Option<&Metadata>,
 ) -> Result<Option<String>, JsonRpcError> {
-    let header = match header {
-        Some(value) => Some(
-            value
-                .to_str()
-                .map_err(|_| {
-                    invalid_params("the Idempotency-Key header must be visible ASCII text")
-                })?
-                .to_owned(),
-        ),
-        None => None,
-    };
     let field = match metadata.and_then(|metadata| metadata.get("idempotencyKey")) {
         None => None,
         Some(Value::String(key)) => Some(key.clone()),
         Some(_) => return Err(invalid_params("metadata.idempotencyKey must be a string")),
     };
-    let key = match (header, field) {
-        (Some(header), Some(field)) if header != field => {
-            return Err(invalid_params(
-                "the Idempotency-Key header and metadata.idempotencyKey differ; send one key",
-            ));
-        }
-        (Some(key), _) | (None, Some(key)) => key,
-        (None, None) => return Ok(None),
-    };
-    if key.is_empty() || key.len() > MAX_KEY_LEN || !key.bytes().all(|byte| byte.is_ascii_graphic())
-    {
-        return Err(invalid_params(format!(
-            "an idempotency key is 1 to {MAX_KEY_LEN} visible ASCII characters"
-        )));
-    }
-    Ok(Some(key))
+    idempotency_key(header, field, "metadata.idempotencyKey")
+        .map_err(|error| invalid_params(error.to_string()))
 }
 
 /// Marks the run's events with its key and its task.
 pub(super) fn mark(metadata: &mut Map<String, Value>, key: &str, task_id: &str) {
-    metadata.insert(KEY.to_owned(), Value::String(key.to_owned()));
+    metadata.insert(
+        IDEMPOTENCY_METADATA_KEY.to_owned(),
+        Value::String(key.to_owned()),
+    );
     metadata.insert(TASK.to_owned(), Value::String(task_id.to_owned()));
 }
 
@@ -107,7 +79,8 @@ pub(super) async fn stored_task(
             .map(str::to_owned)
     };
     let Some(start) = session.events.iter().position(|event| {
-        event.author == USER_AUTHOR && metadata(event, KEY).as_deref() == Some(idempotency_key)
+        event.author == USER_AUTHOR
+            && metadata(event, IDEMPOTENCY_METADATA_KEY).as_deref() == Some(idempotency_key)
     }) else {
         return Ok(None);
     };

@@ -8,54 +8,26 @@
 //! still running.
 
 use adk_core::{Event, GetSessionRequest, SessionKey, USER_AUTHOR};
+use adk_gate::{IDEMPOTENCY_METADATA_KEY, idempotency_key};
 use adk_runner::Runner;
-use http::HeaderMap;
+use http::HeaderValue;
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 
-/// The run-metadata key under which a run's events carry its idempotency key.
-const METADATA_KEY: &str = "adkIdempotencyKey";
-
-/// The longest key taken, as common payment APIs take.
-const MAX_KEY_LEN: usize = 255;
-
-/// The `Idempotency-Key` header's value, if the request has one.
-pub(super) fn from_header(headers: &HeaderMap) -> ApiResult<Option<String>> {
-    let Some(value) = headers.get("idempotency-key") else {
-        return Ok(None);
-    };
-    let value = value.to_str().map_err(|_| {
-        ApiError::bad_request("the `Idempotency-Key` header must be visible ASCII text")
-    })?;
-    checked(value.to_owned()).map(Some)
-}
-
-/// The request's key: the header's or the body's; both given must agree.
-pub(super) fn choose(header: Option<String>, body: Option<String>) -> ApiResult<Option<String>> {
-    match (header, body) {
-        (Some(header), Some(body)) if header != body => Err(ApiError::bad_request(
-            "the `Idempotency-Key` header and the body's `idempotencyKey` differ; send one key",
-        )),
-        (Some(key), _) => Ok(Some(key)),
-        (None, Some(key)) => checked(key).map(Some),
-        (None, None) => Ok(None),
-    }
-}
-
-fn checked(key: String) -> ApiResult<String> {
-    let plain = key.bytes().all(|byte| byte.is_ascii_graphic());
-    if key.is_empty() || key.len() > MAX_KEY_LEN || !plain {
-        return Err(ApiError::bad_request(format!(
-            "an idempotency key is 1 to {MAX_KEY_LEN} visible ASCII characters"
-        )));
-    }
-    Ok(key)
+/// The request's key: the `Idempotency-Key` header's or the body's `idempotencyKey`; both given
+/// must agree.
+pub(super) fn choose(
+    header: Option<&HeaderValue>,
+    body: Option<String>,
+) -> ApiResult<Option<String>> {
+    idempotency_key(header, body, "the body's `idempotencyKey`")
+        .map_err(|error| ApiError::bad_request(error.to_string()))
 }
 
 /// Marks the run's events with its key.
 pub(super) fn mark(metadata: &mut Map<String, Value>, key: String) {
-    metadata.insert(METADATA_KEY.to_owned(), Value::String(key));
+    metadata.insert(IDEMPOTENCY_METADATA_KEY.to_owned(), Value::String(key));
 }
 
 /// What the run of `idempotency_key` stored in session `key`, when that session has one: the
@@ -78,7 +50,7 @@ pub(super) async fn stored_run(
             .response
             .custom_metadata
             .as_ref()
-            .and_then(|metadata| metadata.get(METADATA_KEY))
+            .and_then(|metadata| metadata.get(IDEMPOTENCY_METADATA_KEY))
             .and_then(Value::as_str)
             == Some(idempotency_key)
     };

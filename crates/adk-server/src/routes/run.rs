@@ -72,11 +72,14 @@ async fn read_run(
     request: Request,
 ) -> ApiResult<(RunSlot, RunBody)> {
     let slot = state.run_slot()?;
-    let header = idempotency::from_header(request.headers())?;
+    let header = request
+        .headers()
+        .get(adk_gate::IDEMPOTENCY_KEY_HEADER)
+        .cloned();
     let (bytes, _reservation) = state.read_body(request).await?;
     let mut body: RunBody = parse_json(&bytes)?;
     caller.check_user(&body.user_id)?;
-    body.idempotency_key = idempotency::choose(header, body.idempotency_key.take())?;
+    body.idempotency_key = idempotency::choose(header.as_ref(), body.idempotency_key.take())?;
     Ok((slot, body))
 }
 
