@@ -1,5 +1,6 @@
-//! Chaos: three `adk api_server` replicas on one PostgreSQL serve a payments agent while replicas
-//! are killed with SIGKILL, over and over, at chosen points of a turn, and restarted.
+//! Chaos: three `adk api_server` replicas on one PostgreSQL (and, in a second test, one server
+//! on SQLite) serve a payments agent while replicas are killed with SIGKILL, over and over, at
+//! chosen points of a turn, and restarted.
 //!
 //! The agent is a YAML app whose one tool is an OpenAPI operation, `POST /payments` of a loopback
 //! ledger standing for a payment API; the operation declares an `Idempotency-Key` header, which
@@ -29,8 +30,8 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use adk_core::{Event, GetSessionRequest, SessionKey, SessionService as _};
-use adk_session::PostgresSessionService;
+use adk_core::{Event, GetSessionRequest, SessionKey, SessionService};
+use adk_session::{PostgresSessionService, SqliteSessionService};
 use adk_test::{MockResponse, MockServer, ReceivedRequest, postgres_url};
 use serde_json::{Value, json};
 use support::{
@@ -39,13 +40,9 @@ use support::{
 };
 use tokio::sync::{Semaphore, mpsc};
 
-const REPLICAS: usize = 3;
-const SESSIONS: usize = 100;
 const TURNS: usize = 5;
 /// How many turns are in flight at once across the replicas.
 const CLIENTS: usize = 12;
-/// How many times a replica is killed.
-const KILLS: usize = 20;
 /// The app every replica serves.
 const APP: &str = "payments";
 /// Long enough never to run out on a loaded machine: it only turns a hang into a failure.
@@ -479,7 +476,7 @@ impl Fleet {
     }
 }
 
-/// Kills replicas until `KILLS` kills landed or `done` is set: arms each point in turn, waits for
+/// Kills replicas until `wanted` kills landed or `done` is set: arms each point in turn, waits for
 /// the model or the ledger to claim it (or, for [`Point::Random`], picks a replica and a moment),
 /// kills, restarts, and lets the fleet settle a moment before the next. Returns the kills by
 /// point.
@@ -488,12 +485,13 @@ async fn kill_repeatedly(
     trigger: &Trigger,
     orders: &mut mpsc::UnboundedReceiver<(usize, Duration, Point)>,
     done: &tokio::sync::watch::Receiver<bool>,
+    wanted: usize,
 ) -> HashMap<Point, usize> {
     let mut random = Random::seeded(u64::MAX);
     let mut kills: HashMap<Point, usize> = HashMap::new();
     let mut landed = 0;
     let mut round = 0;
-    while landed < KILLS && !*done.borrow() {
+    while landed < wanted && !*done.borrow() {
         let point = POINTS[round % POINTS.len()];
         round += 1;
         tokio::time::sleep(Duration::from_millis(100 + random.below(200) as u64)).await;
@@ -521,11 +519,59 @@ async fn kill_repeatedly(
     kills
 }
 
+/// One chaos run: where the sessions live, how many replicas serve them, how much load, how
+/// many kills.
+struct Setup {
+    /// The database, as the report names it.
+    database: &'static str,
+    /// The `--session-service-uri` of every replica.
+    url: String,
+    replicas: usize,
+    sessions: usize,
+    kills: usize,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_killed_at_every_point_of_a_turn_pay_once_and_lose_nothing() {
     let Some(url) = postgres_url() else {
         return;
     };
+    let store = PostgresSessionService::connect(&url).await.unwrap();
+    let setup = Setup {
+        database: "PostgreSQL",
+        url,
+        replicas: 3,
+        sessions: 100,
+        kills: 20,
+    };
+    chaos(setup, &store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_sqlite_server_killed_at_every_point_of_a_turn_pays_once_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    let store = SqliteSessionService::open(&path).await.unwrap();
+    let setup = Setup {
+        database: "SQLite",
+        url: format!("sqlite://{}", path.display()),
+        replicas: 1,
+        sessions: 40,
+        kills: 10,
+    };
+    chaos(setup, &store).await;
+}
+
+/// Serves the payments app from `setup.replicas` servers on `setup.url` under load while
+/// killing them, then audits the sessions (read from `store`, the same database) and the ledger.
+async fn chaos(setup: Setup, store: &dyn SessionService) {
+    let Setup {
+        database,
+        url,
+        replicas: replica_count,
+        sessions: session_count,
+        kills: wanted,
+    } = setup;
     let started = Instant::now();
     let root = tempfile::tempdir().unwrap();
     let (orders, mut received_orders) = mpsc::unbounded_channel();
@@ -558,7 +604,7 @@ async fn replicas_killed_at_every_point_of_a_turn_pay_once_and_lose_nothing() {
         next_instance: 0,
         logs: Arc::default(),
     };
-    for slot in 0..REPLICAS {
+    for slot in 0..replica_count {
         fleet.start(slot).await;
     }
     let run = format!(
@@ -569,7 +615,7 @@ async fn replicas_killed_at_every_point_of_a_turn_pay_once_and_lose_nothing() {
             .unwrap()
             .as_millis()
     );
-    let sessions: Vec<(String, String)> = (0..SESSIONS)
+    let sessions: Vec<(String, String)> = (0..session_count)
         .map(|i| (format!("u{i}-{run}"), format!("s{i}-{run}")))
         .collect();
 
@@ -625,7 +671,7 @@ async fn replicas_killed_at_every_point_of_a_turn_pay_once_and_lose_nothing() {
     });
     let kills = tokio::time::timeout(
         PATIENCE,
-        kill_repeatedly(&mut fleet, &trigger, &mut received_orders, &done),
+        kill_repeatedly(&mut fleet, &trigger, &mut received_orders, &done, wanted),
     )
     .await
     .expect("the kills end");
@@ -637,7 +683,7 @@ async fn replicas_killed_at_every_point_of_a_turn_pay_once_and_lose_nothing() {
 
     // With the kills over, one more turn per session: it continues whatever the last kill cut
     // off, and shows that every session goes on.
-    let mut random = Random::seeded(SESSIONS as u64);
+    let mut random = Random::seeded(session_count as u64);
     for (user, session) in &sessions {
         let events = turn(
             &client,
@@ -655,7 +701,6 @@ async fn replicas_killed_at_every_point_of_a_turn_pay_once_and_lose_nothing() {
             .push(events);
     }
 
-    let store = PostgresSessionService::connect(&url).await.unwrap();
     let acknowledged = acknowledged.lock().unwrap().clone();
     let book = ledger_book.lock().unwrap();
     let mut audit = Audit::default();
@@ -681,7 +726,8 @@ async fn replicas_killed_at_every_point_of_a_turn_pay_once_and_lose_nothing() {
         })
         .collect();
     let line = format!(
-        "chaos: {SESSIONS} sessions x {} turns on {REPLICAS} PostgreSQL replicas in {:.1}s \
+        "chaos: {session_count} sessions x {} turns on {replica_count} {database} server(s) in \
+         {:.1}s \
          (load {:.1}s)\n\
          chaos: kills {} ({})\n\
          chaos: requests sent {}, acknowledged {}, retried {} (timeouts {}, connection errors {}, \
@@ -720,7 +766,7 @@ async fn replicas_killed_at_every_point_of_a_turn_pay_once_and_lose_nothing() {
     assert_eq!(audit.duplicate_effects, 0, "{line}");
     assert_eq!(audit.unknown_effects, 0, "{line}");
     assert!(
-        kills.values().sum::<usize>() >= KILLS / 2,
+        kills.values().sum::<usize>() >= wanted / 2,
         "too few kills landed: {line}"
     );
     fleet.stop().await;
