@@ -734,8 +734,8 @@ async fn chaos(setup: Setup, store: &dyn SessionService) {
          503 {}, 409 {})\n\
          chaos: turns stored once {}, acknowledged events {} all stored once; invocations \
          completed in their own request {}, completed on resume {}, ended cancelled {}\n\
-         chaos: ledger requests {}, distinct effects {}, keys sent more than once {}, turns paid \
-         {}, duplicate effects {}, effects no stored answer knows {}",
+         chaos: ledger requests {}, distinct effects {}, keys sent more than once {} (by another \
+         server {}), turns paid {}, duplicate effects {}, effects no stored answer knows {}",
         TURNS + 1,
         started.elapsed().as_secs_f64(),
         load_time.as_secs_f64(),
@@ -756,6 +756,7 @@ async fn chaos(setup: Setup, store: &dyn SessionService) {
         book.requests.len(),
         book.payments.len(),
         audit.keys_repeated,
+        audit.keys_across_replicas,
         audit.paid_turns,
         audit.duplicate_effects,
         audit.unknown_effects,
@@ -783,6 +784,8 @@ struct Audit {
     /// The keys of the payments the stored answers hold, with their session and turn.
     answered: HashMap<String, (String, u64)>,
     keys_repeated: usize,
+    /// Keys sent by more than one server: calls run again by another after a kill.
+    keys_across_replicas: usize,
     paid_turns: usize,
     duplicate_effects: usize,
     unknown_effects: usize,
@@ -932,5 +935,6 @@ impl Audit {
             *times.entry(&request.key).or_default() += 1;
         }
         self.keys_repeated = times.values().filter(|count| **count > 1).count();
+        self.keys_across_replicas = sent.values().filter(|sent| sent.len() > 1).count();
     }
 }
