@@ -701,17 +701,23 @@ async fn chaos(setup: Setup, store: &dyn SessionService) {
             .push(events);
     }
 
+    // Read back from the database, not through the servers, which are done.
+    fleet.stop().await;
     let acknowledged = acknowledged.lock().unwrap().clone();
-    let book = ledger_book.lock().unwrap();
-    let mut audit = Audit::default();
+    let mut stored = Vec::with_capacity(sessions.len());
     for (user, session) in &sessions {
         let key = SessionKey::new(APP, user.as_str(), session.as_str());
-        let stored = store
+        let found = store
             .get_session(GetSessionRequest::new(key))
             .await
             .unwrap()
             .unwrap_or_else(|| panic!("session {session} is stored"));
-        audit.session(session, &stored.events, &acknowledged[session], &book);
+        stored.push((session, found));
+    }
+    let book = ledger_book.lock().unwrap();
+    let mut audit = Audit::default();
+    for (session, found) in &stored {
+        audit.session(session, &found.events, &acknowledged[*session], &book);
     }
     audit.ledger(&book);
 
@@ -770,7 +776,6 @@ async fn chaos(setup: Setup, store: &dyn SessionService) {
         kills.values().sum::<usize>() >= wanted / 2,
         "too few kills landed: {line}"
     );
-    fleet.stop().await;
 }
 
 /// What the audit of the stored sessions and the ledger found.
