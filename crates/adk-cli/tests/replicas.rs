@@ -19,7 +19,10 @@ use adk_core::{GetSessionRequest, SessionKey, SessionService as _};
 use adk_session::PostgresSessionService;
 use adk_test::{MockServer, postgres_url};
 use serde_json::{Map, Value, json};
-use support::{Served, api_server_on_postgres, chat_answer, serve_stored};
+use support::{
+    Random, Replicas, Served, api_server_on_postgres, assert_stored_once_in_order, chat_answer,
+    create_session, pick, serve_stored,
+};
 use tokio::process::Command;
 use tokio::sync::Semaphore;
 
@@ -35,35 +38,12 @@ const PATIENCE: Duration = Duration::from_secs(120);
 /// How often one turn is tried before the test gives up on it.
 const ATTEMPTS: usize = 600;
 
-/// The replicas' addresses; a restarted replica gets a new one.
-type Replicas = Arc<Mutex<Vec<String>>>;
-
 /// What the load generator counts.
 #[derive(Debug, Default)]
 struct Counts {
     sent: AtomicUsize,
     acknowledged: AtomicUsize,
     retried: AtomicUsize,
-}
-
-/// A small random number generator (xorshift): the replica of each request, with no dependency.
-struct Random(u64);
-
-impl Random {
-    fn seeded(salt: u64) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        Self((u64::from(nanos) ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1)
-    }
-
-    fn below(&mut self, bound: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        usize::try_from(self.0 % bound as u64).unwrap()
-    }
 }
 
 /// A replica: the `adk` binary on `url`'s sessions, against the loopback `model`. At most 21
@@ -105,10 +85,7 @@ async fn turn(
             counts.retried.fetch_add(1, Ordering::Relaxed);
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        let base = {
-            let replicas = replicas.lock().unwrap();
-            replicas[random.below(replicas.len())].clone()
-        };
+        let base = pick(replicas, random);
         counts.sent.fetch_add(1, Ordering::Relaxed);
         let Ok(response) = client.post(format!("{base}/run")).json(&body).send().await else {
             continue;
@@ -129,32 +106,6 @@ async fn turn(
         );
     }
     panic!("turn {n} of {session} was never acknowledged");
-}
-
-/// Creates `session` of `user` at any replica that answers.
-async fn create(
-    client: &reqwest::Client,
-    replicas: &Replicas,
-    random: &mut Random,
-    user: &str,
-    session: &str,
-) {
-    for _ in 0..ATTEMPTS {
-        let base = {
-            let replicas = replicas.lock().unwrap();
-            replicas[random.below(replicas.len())].clone()
-        };
-        let created = client
-            .post(format!("{base}/apps/{APP}/users/{user}/sessions"))
-            .json(&json!({"sessionId": session}))
-            .send()
-            .await;
-        if created.is_ok_and(|response| response.status().is_success()) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("session {session} was never created");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -201,7 +152,14 @@ async fn replicas_on_one_postgres_lose_nothing_when_one_is_killed() {
         );
         load.spawn(async move {
             let mut random = Random::seeded(i as u64);
-            create(&client, &replicas, &mut random, &user, &session).await;
+            create_session(
+                &client,
+                &replicas,
+                &mut random,
+                (APP, &user, &session),
+                ATTEMPTS,
+            )
+            .await;
             for n in 1..=TURNS {
                 let _slot = limit.acquire().await.unwrap();
                 let events = turn(
@@ -263,20 +221,10 @@ async fn replicas_on_one_postgres_lose_nothing_when_one_is_killed() {
             .map(|event| event.id.as_str())
             .collect();
         // Every acknowledged event is stored exactly once, in the order it was acknowledged.
-        let mut positions = Vec::new();
-        for id in &acknowledged[session] {
-            let found: Vec<usize> = (0..ids.len()).filter(|&at| ids[at] == id).collect();
-            assert_eq!(
-                found.len(),
-                1,
-                "event {id} of {session} is stored {} times",
-                found.len()
-            );
-            positions.push(found[0]);
-        }
-        assert!(
-            positions.is_sorted(),
-            "{session}: acknowledged events out of order: {positions:?}"
+        assert_stored_once_in_order(
+            session,
+            &ids,
+            acknowledged[session].iter().map(String::as_str),
         );
         // The state is the fold of the events' state deltas, and holds every turn.
         let mut folded = Map::new();

@@ -235,6 +235,48 @@ async fn a_client_that_disconnects_cancels_its_run() {
     assert_eq!(server.model.remaining(), 1);
 }
 
+#[tokio::test]
+async fn a_run_with_an_idempotency_key_goes_on_when_its_client_leaves() {
+    let server = waiting_server(ServerConfig::default()).await;
+    let mut body = run_body("s", "wait");
+    body["idempotencyKey"] = json!("order-1");
+    let request = server.client.post(server.url("/run")).json(&body).send();
+    let client = tokio::spawn(request);
+    eventually(server.tool_started.notified(), "the tool starting").await;
+    client.abort();
+    // The client will retry with its key: its run is not cancelled when it leaves. Nothing
+    // signals a cancellation that does not come, so this waits a bounded while for one.
+    let cancelled =
+        tokio::time::timeout(Duration::from_millis(500), server.tool_cancelled.notified()).await;
+    assert!(
+        cancelled.is_err(),
+        "the run was cancelled when its client left"
+    );
+    assert_eq!(
+        server.stored("s").await.events.len(),
+        2,
+        "the message and the call"
+    );
+
+    // A retry waits for the run; cancelling it by id ends it, and the retry answers what it
+    // stored without calling the model again.
+    let retry = tokio::spawn(server.client.post(server.url("/run")).json(&body).send());
+    let (status, answer) = server
+        .post(
+            &format!("/apps/{APP}/users/{USER}/sessions/s/cancel"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["cancelled"], true, "{answer}");
+    let retried: Value = retry.await.unwrap().unwrap().json().await.unwrap();
+    let retried = retried.as_array().unwrap();
+    assert_eq!(retried.len(), 3, "{retried:#?}");
+    assert!(retried[0]["content"].to_string().contains("wait_forever"));
+    ended_cancelled(&server).await;
+    assert_eq!(server.model.remaining(), 1);
+}
+
 /// Session `s` once the run its client left was ended as cancelled: the user's event, the call,
 /// its answer as cancelled and the event that ends the invocation.
 async fn ended_cancelled(server: &TestServer) -> adk_core::Session {

@@ -443,3 +443,56 @@ fn a_document_without_servers_given_as_text_needs_a_base_url() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn an_idempotency_key_header_carries_the_calls_key_and_makes_a_post_idempotent() {
+    let spec = OpenApiSpec::parse(
+        r##"{"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+            "paths": {"/payments": {"post": {"operationId": "pay",
+                "parameters": [{"name": "Idempotency-Key", "in": "header", "required": true,
+                                "schema": {"type": "string"}}],
+                "requestBody": {"required": true, "content": {"application/json": {
+                    "schema": {"type": "object", "properties": {"cents": {"type": "integer"}}}}}}}},
+                      "/refunds": {"post": {"operationId": "refund"}}}}"##,
+    )
+    .unwrap();
+    let server = adk_test::MockServer::start([
+        adk_test::MockResponse::json(200, &json!({"id": "p1"})),
+        adk_test::MockResponse::json(200, &json!({"id": "p1"})),
+    ])
+    .await;
+    let toolset = OpenApiToolset::builder(spec)
+        .base_url(server.base_url())
+        .build()
+        .unwrap();
+    let pay = toolset.tool("pay").unwrap();
+    assert_eq!(pay.effect(), adk_tool::ToolEffect::Idempotent);
+    assert_eq!(
+        toolset.tool("refund").unwrap().effect(),
+        adk_tool::ToolEffect::Effectful
+    );
+    // The model is not asked for the key.
+    let parameters = pay.declaration().unwrap().parameters.unwrap();
+    assert_eq!(parameters["required"], json!(["body"]));
+    assert!(
+        !parameters.to_string().contains("Idempotency"),
+        "{parameters}"
+    );
+
+    // Two runs of one call send the same key, the call's.
+    let ctx = TestToolContext::plain();
+    for _ in 0..2 {
+        let answer = call_in(&toolset, ctx.clone(), "pay", json!({"body": {"cents": 5}}))
+            .await
+            .unwrap();
+        assert_eq!(answer, json!({"id": "p1"}));
+    }
+    let requests = server.requests();
+    let keys: Vec<&str> = requests
+        .iter()
+        .map(|request| request.header("idempotency-key").unwrap())
+        .collect();
+    let key = ctx.idempotency_key().unwrap();
+    assert_eq!(keys, [key.as_str(), key.as_str()]);
+    assert!(keys[0].starts_with("adk1-"));
+}

@@ -32,7 +32,8 @@ pub(super) fn mark(metadata: &mut Map<String, Value>, key: String) {
 
 /// What the run of `idempotency_key` stored in session `key`, when that session has one: the
 /// events of its invocation after the user's message that started it, up to the next user
-/// event. `None` when no run of that key was stored (nothing, or not even its message).
+/// event, and before them the events of an invocation a crash had cut off that the run resumed
+/// first (they carry its key too). `None` when no run of that key stored its message.
 pub(super) async fn stored_run(
     runner: &Runner,
     key: &SessionKey,
@@ -62,11 +63,12 @@ pub(super) async fn stored_run(
         return Ok(None);
     };
     let invocation = &session.events[start].invocation_id;
-    let stored = session.events[start + 1..]
+    let resumed = session.events[..start]
+        .iter()
+        .filter(|event| event.author != USER_AUTHOR && marked(event));
+    let own = session.events[start + 1..]
         .iter()
         .take_while(|event| event.author != USER_AUTHOR)
-        .filter(|event| &event.invocation_id == invocation)
-        .cloned()
-        .collect();
-    Ok(Some(stored))
+        .filter(|event| &event.invocation_id == invocation);
+    Ok(Some(resumed.chain(own).cloned().collect()))
 }

@@ -141,8 +141,31 @@ pub(super) async fn run(
     request: Request,
 ) -> ApiResult<Json<Vec<Event>>> {
     let (slot, mut body) = read_run(&state, &caller, request).await?;
-    let mut run = start(&state, slot, &mut body).await?;
-    let shutdown = state.cancel_runs.clone();
+    let keyed = body.idempotency_key.is_some();
+    let run = start(&state, slot, &mut body).await?;
+    let collecting = collect(run, state.cancel_runs.clone());
+    if !keyed {
+        return collecting.await;
+    }
+    // A client that sent an idempotency key retries with it rather than give up: when it goes
+    // away (a timeout, a dropped connection), the run goes on to its end instead of being
+    // cancelled, so that the retry, which waits for the session's lock, answers the whole run
+    // and not a tool cut off after its effect happened.
+    tokio::spawn(collecting).await.map_err(|error| {
+        ApiError::new(
+            http::StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("the run stopped unexpectedly: {error}"),
+        )
+    })?
+}
+
+/// The events of `run` until it ends, is cancelled by request (its invocation is ended as
+/// cancelled, and those events come last), or the server shuts down.
+async fn collect(
+    mut run: ActiveRun,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> ApiResult<Json<Vec<Event>>> {
     let cancelled = run.cancelled();
     tokio::pin!(cancelled);
     let mut collected = Vec::new();
@@ -177,10 +200,12 @@ pub(super) async fn run_sse(
     request: Request,
 ) -> ApiResult<Response> {
     let (slot, mut body) = read_run(&state, &caller, request).await?;
+    let keyed = body.idempotency_key.is_some();
     let run = start(&state, slot, &mut body).await?;
     let split_artifacts = body.function_call_event_id.is_none();
     let (frames, receiver) = mpsc::channel(SSE_BUFFER);
     let pump = Pump {
+        keyed,
         split_artifacts,
         state: state.clone(),
         frames,
@@ -209,8 +234,10 @@ pub(super) async fn run_sse(
 /// events are sent before the error frame), when the client went away (the body was dropped) or
 /// stopped reading (a frame waited the write timeout for room: a run nobody reads must not hold
 /// a session, a run's place and the model's tokens), both of which end the invocation as
-/// cancelled too, or when the server shut down.
+/// cancelled too, or when the server shut down. A run whose request has an idempotency key is
+/// not cancelled when its client goes away: it goes on unread to its end, for the retry.
 struct Pump {
+    keyed: bool,
     split_artifacts: bool,
     state: Arc<ServerState>,
     frames: mpsc::Sender<Bytes>,
@@ -221,10 +248,18 @@ impl Pump {
     async fn run(self, mut run: ActiveRun) {
         let cancelled = run.cancelled();
         tokio::pin!(cancelled);
+        // Whether the client went away; a keyed run then goes on, sending nothing.
+        let mut gone = false;
         loop {
             let next = tokio::select! {
                 next = run.next() => next,
-                () = self.frames.closed() => return,
+                () = self.frames.closed(), if !gone => {
+                    if !self.keyed {
+                        return;
+                    }
+                    gone = true;
+                    continue;
+                }
                 () = &mut cancelled => {
                     for event in run.end_cancelled().await {
                         if !self.send_event(&event).await {
@@ -245,8 +280,11 @@ impl Pump {
             match next {
                 None => return,
                 Some(Ok(event)) => {
-                    if !self.send_event(&event).await {
-                        return;
+                    if !gone && !self.send_event(&event).await {
+                        if !self.keyed {
+                            return;
+                        }
+                        gone = true;
                     }
                 }
                 Some(Err(error)) => {

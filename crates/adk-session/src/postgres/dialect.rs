@@ -146,6 +146,10 @@ impl Dialect for Postgres {
         pool.acquire().await
     }
 
+    fn abandon_writer(writer: &mut PoolConnection<Postgres>) {
+        writer.close_on_drop();
+    }
+
     fn scripts(plan: Plan) -> &'static [&'static str] {
         match plan {
             Plan::Ready => &[],

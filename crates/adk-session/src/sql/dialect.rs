@@ -57,6 +57,10 @@ pub(crate) trait Dialect: Database {
         pool: &'a Pool<Self>,
     ) -> impl Future<Output = sqlx::Result<Self::WriterGuard<'a>>> + Send;
 
+    /// Marks a writer's connection to be closed rather than reused: the future beginning its
+    /// transaction was dropped before the `BEGIN` was answered (see [`super::begin`]).
+    fn abandon_writer(writer: &mut Self::WriterGuard<'_>);
+
     /// The scripts that carry out `plan`, in order, in one transaction.
     fn scripts(plan: Plan) -> &'static [&'static str];
 }

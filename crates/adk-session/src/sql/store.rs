@@ -5,6 +5,7 @@ use adk_core::{
     Session, SessionKey, ToolIntent, UuidIdGen,
 };
 use serde_json::{Map, Value};
+use sqlx::pool::PoolConnection;
 use sqlx::query::QueryScalar;
 use sqlx::{
     Arguments, ColumnIndex, Connection, Decode, Encode, Executor, FromRow, IntoArguments, Pool,
@@ -12,6 +13,7 @@ use sqlx::{
 };
 use sqlx::{SqlSafeStr, SqlStr};
 
+use super::begin::Beginning;
 use super::dialect::{Dialect, Shared};
 use super::layout::{ADK_RS_VERSION_KEY, Found, PYTHON_VERSION_KEY};
 use super::{EVENT_SEPARATOR, EventFilter, event_json, is_unique_violation, parse_events};
@@ -107,11 +109,14 @@ where
         work: impl AsyncFnOnce(&mut D::Connection) -> Result<T>,
     ) -> Result<T> {
         let storage = |error| Error::storage(what, error);
-        let mut writer = D::writer(&self.writer, &self.pool).await.map_err(storage)?;
+        let writer = D::writer(&self.writer, &self.pool).await.map_err(storage)?;
+        let mut writer = Beginning::new(writer, D::abandon_writer);
         let mut tx = writer
+            .conn
             .begin_with(sql(D::SQL.begin_write))
             .await
             .map_err(storage)?;
+        writer.begun = true;
         let done = work(&mut tx).await?;
         tx.commit().await.map_err(storage)?;
         Ok(done)
@@ -124,11 +129,14 @@ where
         work: impl AsyncFnOnce(&mut D::Connection) -> Result<T>,
     ) -> Result<T> {
         let storage = |error| Error::storage(what, error);
-        let mut tx = self
-            .pool
+        let conn = self.pool.acquire().await.map_err(storage)?;
+        let mut conn = Beginning::new(conn, PoolConnection::close_on_drop);
+        let mut tx = conn
+            .conn
             .begin_with(sql(D::SQL.begin_read))
             .await
             .map_err(storage)?;
+        conn.begun = true;
         let done = work(&mut tx).await?;
         tx.commit().await.map_err(storage)?;
         Ok(done)

@@ -133,6 +133,10 @@ impl Dialect for Sqlite {
         Ok(writer.lock().await)
     }
 
+    /// Nothing to do: sqlx's SQLite worker counts the transaction as it runs `BEGIN`, so a
+    /// dropped `BEGIN` is rolled back by the transaction's own guard.
+    fn abandon_writer(_writer: &mut tokio::sync::MutexGuard<'_, SqliteConnection>) {}
+
     fn scripts(plan: Plan) -> &'static [&'static str] {
         match plan {
             Plan::Ready => &[],

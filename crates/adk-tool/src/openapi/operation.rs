@@ -19,6 +19,11 @@ const MAX_NAME_CHARS: usize = 60;
 /// The argument that carries the JSON request body.
 pub(crate) const BODY_ARGUMENT: &str = "body";
 
+/// The header an API takes to tell a repeated request from a new one (the IETF's
+/// `Idempotency-Key`, as payment APIs use it). An operation that declares it gets the call's
+/// idempotency key there, never from the model.
+pub(crate) const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";
+
 /// Where a parameter goes in the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Location {
@@ -67,6 +72,9 @@ pub(crate) struct Operation {
     pub(crate) parameters: Vec<Parameter>,
     /// The media type of the JSON request body, when the operation takes one.
     pub(crate) body_media_type: Option<String>,
+    /// The name of the `Idempotency-Key` header as the operation declares it, when it does: the
+    /// call's idempotency key goes there, and repeating the call with it acts once.
+    pub(crate) idempotency_header: Option<String>,
     /// The security requirements, alternatives each naming the schemes that must all be met; an
     /// empty alternative means the operation may be called without credentials.
     pub(crate) security: Vec<Vec<String>>,
@@ -165,7 +173,15 @@ fn read_operation(
     let mut required = Vec::new();
     let mut parameters = Vec::with_capacity(declared.len());
     let taken: Vec<&str> = declared.iter().map(|p| p.name.as_str()).collect();
+    let mut idempotency_header = None;
     for parameter in &declared {
+        if parameter.location == Location::Header
+            && parameter.name.eq_ignore_ascii_case(IDEMPOTENCY_KEY_HEADER)
+        {
+            // The flow knows the key of each call; a model would invent one per attempt.
+            idempotency_header = Some(parameter.name.clone());
+            continue;
+        }
         let twice = taken.iter().filter(|name| **name == parameter.name).count() > 1;
         // A name used in two places (a path `id` and a header `id`) gets its place as a prefix,
         // as does a parameter named like the body's argument.
@@ -229,6 +245,7 @@ fn read_operation(
         info,
         parameters,
         body_media_type,
+        idempotency_header,
         security,
         schema,
     }))

@@ -46,6 +46,11 @@ pub(crate) struct Shared {
 /// answers the response's JSON (or its text when it is not JSON, `null` when empty); any other
 /// status is a [`ToolError`] of kind [`HttpStatus`](ToolErrorKind::HttpStatus) whose message
 /// holds the status and the start of the body, so the model can correct its call.
+///
+/// An operation that declares an `Idempotency-Key` header parameter (as payment APIs do) gets
+/// the call's [`ToolContext::idempotency_key`] in it, the same for every run of that call (a
+/// resume, another replica), and the model is not asked for it; such an operation is
+/// [`Idempotent`](ToolEffect::Idempotent) whatever its method.
 pub struct OpenApiTool {
     operation: Operation,
     validator: ArgumentValidator,
@@ -174,6 +179,11 @@ impl OpenApiTool {
         for (parameter, value) in self.parameters(args, Location::Header) {
             request = request.header(parameter.name.as_str(), scalar_text(value));
         }
+        if let (Some(header), Some(key)) =
+            (&self.operation.idempotency_header, ctx.idempotency_key())
+        {
+            request = request.header(header.as_str(), key);
+        }
         let mut cookies: Vec<String> = self
             .parameters(args, Location::Cookie)
             .map(|(parameter, value)| format!("{}={}", parameter.name, scalar_text(value)))
@@ -271,11 +281,13 @@ impl Tool for OpenApiTool {
     }
 
     /// HTTP's own word on the method: `GET`, `HEAD` and `OPTIONS` are safe, `PUT` and `DELETE`
-    /// idempotent, and anything else (`POST`, `PATCH`) may act again when repeated.
+    /// idempotent, and anything else (`POST`, `PATCH`) may act again when repeated, unless the
+    /// operation takes an `Idempotency-Key` header, which the call's key fills.
     fn effect(&self) -> ToolEffect {
         match self.operation.info.method.as_str() {
             "GET" | "HEAD" | "OPTIONS" => ToolEffect::ReadOnly,
             "PUT" | "DELETE" => ToolEffect::Idempotent,
+            _ if self.operation.idempotency_header.is_some() => ToolEffect::Idempotent,
             _ => ToolEffect::Effectful,
         }
     }
