@@ -65,6 +65,9 @@ pub(crate) async fn adk_with_env(
         command.env_remove(variable);
     }
     command
+        // Where credentials are kept follows these: only what a test sets counts.
+        .env_remove("ADK_CREDENTIAL_KEY")
+        .env_remove("ADK_CREDENTIAL_SERVICE_URI")
         // The local model has its own end-to-end tests; here an unconfigured model is an error.
         .env("ADK_NO_LOCAL_MODEL", "true")
         .envs(env.iter().copied())
@@ -153,7 +156,8 @@ pub(crate) fn chat_answer(text: &str) -> adk_test::MockResponse {
 pub(crate) struct Served {
     child: Child,
     pub(crate) base: String,
-    stderr: tokio::io::Lines<BufReader<ChildStderr>>,
+    /// The rest of its standard error, read as it comes (a full pipe would stall the server).
+    log: tokio::task::JoinHandle<String>,
     pub(crate) banner: String,
 }
 
@@ -207,12 +211,23 @@ pub(crate) async fn serve_on(mut command: Command, port: u16, patience: Duration
         .trim_end_matches('/')
         .trim_end_matches("/dev-ui")
         .to_owned();
+    let log = tokio::spawn(read_rest(stderr));
     Served {
         child,
         base,
-        stderr,
+        log,
         banner,
     }
+}
+
+/// Every line left in `lines`, until the end.
+async fn read_rest(mut lines: tokio::io::Lines<BufReader<ChildStderr>>) -> String {
+    let mut rest = String::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        rest.push_str(&line);
+        rest.push('\n');
+    }
+    rest
 }
 
 impl Served {
@@ -231,11 +246,7 @@ impl Served {
             .await
             .unwrap();
         assert!(killed.success());
-        let mut rest = String::new();
-        while let Ok(Some(line)) = self.stderr.next_line().await {
-            rest.push_str(&line);
-            rest.push('\n');
-        }
+        let rest = self.log.await.expect("the log is read");
         let status = tokio::time::timeout(Duration::from_secs(60), self.child.wait())
             .await
             .expect("the server stops after SIGTERM")
