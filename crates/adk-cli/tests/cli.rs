@@ -221,6 +221,27 @@ async fn credentials_are_kept_encrypted_in_the_session_database_once_a_key_is_se
 }
 
 #[tokio::test]
+async fn credentials_follow_the_sessions_into_postgres_once_a_key_is_set() {
+    let Some(url) = adk_test::postgres_url() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("unused.db");
+    let server = MockServer::start([]).await;
+    let key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    let args = ["--session-service-uri", url.as_str()];
+    let (ok, stdout, stderr) =
+        run_quickstart(&server, db.to_str().unwrap(), &args, Some(key)).await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let line = stdout.lines().next().unwrap_or_default();
+    assert!(
+        line.contains(", credentials encrypted in postgres"),
+        "{line}"
+    );
+    assert!(!db.exists(), "nothing went to the SQLite file");
+}
+
+#[tokio::test]
 async fn without_a_model_it_says_what_to_set() {
     let (ok, _, stderr) = adk(None, &["run", "quickstart", "--in-memory"], "").await;
     assert!(!ok);
