@@ -301,7 +301,6 @@ async fn start_replica(
     url: &str,
     folder: &Path,
     instance: usize,
-    logs: &Arc<Mutex<Vec<String>>>,
 ) -> Served {
     let mut command = api_server_on_postgres(
         model,
@@ -321,11 +320,16 @@ async fn start_replica(
         "OPENAI_BASE_URL",
         format!("{}/r{instance}/v1", model.base_url()),
     );
-    let mut served = serve_stored(command, PATIENCE).await;
-    served.drain_stderr(logs.clone(), |line| {
-        line.contains("WARN") || line.contains("ERROR")
-    });
-    served
+    serve_stored(command, PATIENCE).await
+}
+
+/// Keeps the warnings and errors of a stopped server's `log` in `logs`.
+fn keep_warnings(logs: &Mutex<Vec<String>>, log: &str) {
+    logs.lock().unwrap().extend(
+        log.lines()
+            .filter(|line| line.contains("WARN") || line.contains("ERROR"))
+            .map(str::to_owned),
+    );
 }
 
 /// What the clients count.
@@ -430,7 +434,7 @@ impl Fleet {
         let instance = self.next_instance;
         self.next_instance += 1;
         let folder = app_folder(&self.root, &self.ledger, instance);
-        let served = start_replica(&self.model, &self.url, &folder, instance, &self.logs).await;
+        let served = start_replica(&self.model, &self.url, &folder, instance).await;
         let base = served.base.clone();
         if slot < self.served.len() {
             self.served[slot] = Some((instance, served));
@@ -463,7 +467,7 @@ impl Fleet {
         // The slot's address stays in the list until the new one is up: clients meet a refused
         // connection meanwhile, as they would meet a dead replica.
         if let Some((_, served)) = self.served[slot].take() {
-            served.kill().await;
+            keep_warnings(&self.logs, &served.kill().await);
         }
         self.start(slot).await;
         true
@@ -471,7 +475,7 @@ impl Fleet {
 
     async fn stop(self) {
         for (_, served) in self.served.into_iter().flatten() {
-            served.kill().await;
+            keep_warnings(&self.logs, &served.kill().await);
         }
     }
 }

@@ -5,7 +5,7 @@ mod support;
 
 use adk_test::{MockResponse, MockServer};
 use serde_json::{Value, json};
-use support::{adk, completion};
+use support::{adk, adk_with_env, completion};
 
 /// One SSE body of OpenAI chunks: the deltas given, then `[DONE]`.
 fn sse(chunks: &[Value]) -> MockResponse {
@@ -141,6 +141,104 @@ async fn sessions_are_stored_in_sqlite_and_resumed() {
     let history = server.requests()[1].json()["messages"].to_string();
     assert!(history.contains("Hello!"), "{history}");
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// `adk run quickstart --db <db>` with `args` and no input, on `server`, with
+/// `ADK_CREDENTIAL_KEY` set to `key` when given.
+async fn run_quickstart(
+    server: &MockServer,
+    db: &str,
+    args: &[&str],
+    key: Option<&str>,
+) -> (bool, String, String) {
+    let base_url = server.base_url();
+    let mut env = vec![
+        ("OPENAI_BASE_URL", base_url.as_str()),
+        ("OPENAI_API_KEY", "test-key"),
+        ("OPENAI_MODEL", "mock-model"),
+    ];
+    env.extend(key.map(|key| ("ADK_CREDENTIAL_KEY", key)));
+    let mut full = vec!["run", "quickstart", "--db", db];
+    full.extend_from_slice(args);
+    adk_with_env(&full, "", &env).await
+}
+
+#[tokio::test]
+async fn credentials_are_kept_encrypted_in_the_session_database_once_a_key_is_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let db = db.to_str().unwrap();
+    let other = dir.path().join("credentials.db");
+    let other = other.to_str().unwrap();
+    let server = MockServer::start([]).await;
+    let key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+    // Without a key, credentials stay in memory.
+    let (ok, stdout, stderr) = run_quickstart(&server, db, &[], None).await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("credentials in memory"), "{stdout}");
+
+    // With a key, they go to the sessions' own SQLite file, sealed.
+    let (ok, stdout, stderr) = run_quickstart(&server, db, &[], Some(key)).await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains(&format!("sessions in {db}, credentials encrypted in {db}")),
+        "{stdout}"
+    );
+    let has_table = ["", "-wal"].into_iter().any(|suffix| {
+        std::fs::read(format!("{db}{suffix}"))
+            .unwrap_or_default()
+            .windows(15)
+            .any(|window| window == b"adk_credentials")
+    });
+    assert!(has_table, "the session database has the credential table");
+
+    // Another database is named with the flag; it needs the key.
+    let flag = format!("sqlite://{other}");
+    let other_db = ["--credential-service-uri", flag.as_str()];
+    let (ok, _, stderr) = run_quickstart(&server, db, &other_db, None).await;
+    assert!(!ok);
+    assert!(stderr.contains("ADK_CREDENTIAL_KEY is not set"), "{stderr}");
+    let (ok, stdout, stderr) = run_quickstart(&server, db, &other_db, Some(key)).await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains(&format!("credentials encrypted in {other}")),
+        "{stdout}"
+    );
+    let (ok, _, stderr) = run_quickstart(
+        &server,
+        db,
+        &["--credential-service-uri", "vault://x"],
+        Some(key),
+    )
+    .await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("unsupported credential service URI 'vault://x'"),
+        "{stderr}"
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn credentials_follow_the_sessions_into_postgres_once_a_key_is_set() {
+    let Some(url) = adk_test::postgres_url() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("unused.db");
+    let server = MockServer::start([]).await;
+    let key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    let args = ["--session-service-uri", url.as_str()];
+    let (ok, stdout, stderr) =
+        run_quickstart(&server, db.to_str().unwrap(), &args, Some(key)).await;
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let line = stdout.lines().next().unwrap_or_default();
+    assert!(
+        line.contains(", credentials encrypted in postgres"),
+        "{line}"
+    );
+    assert!(!db.exists(), "nothing went to the SQLite file");
 }
 
 #[tokio::test]

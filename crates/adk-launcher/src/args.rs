@@ -322,8 +322,8 @@ pub(crate) struct EvalArgs {
 /// Where sessions, artifacts and memory are kept.
 #[derive(Debug, Args)]
 pub(crate) struct ServiceArgs {
-    /// Keep sessions, artifacts and memory in memory only: nothing is stored.
-    #[arg(long, conflicts_with_all = ["session_service_uri", "session_db", "artifact_service_uri", "memory_service_uri"])]
+    /// Keep sessions, artifacts, memory and credentials in memory only: nothing is stored.
+    #[arg(long, conflicts_with_all = ["session_service_uri", "session_db", "artifact_service_uri", "memory_service_uri", "credential_service_uri"])]
     pub(crate) in_memory: bool,
 
     /// Where sessions are stored: `sqlite://path`, `postgres://...`, or `memory://`.
@@ -342,6 +342,13 @@ pub(crate) struct ServiceArgs {
     /// Where memory is kept: `memory://` (the default) or `sqlite://path`.
     #[arg(long, env = "ADK_MEMORY_SERVICE_URI")]
     pub(crate) memory_service_uri: Option<String>,
+
+    /// Where the tokens tools sign users in for (OAuth2) are kept, encrypted with the key in
+    /// `ADK_CREDENTIAL_KEY`: `sqlite://path`, `postgres://...`, or `memory://`. By default the
+    /// session database when sessions are in SQLite or PostgreSQL and `ADK_CREDENTIAL_KEY` is
+    /// set, else memory (users sign in again after a restart).
+    #[arg(long, env = "ADK_CREDENTIAL_SERVICE_URI")]
+    pub(crate) credential_service_uri: Option<String>,
 
     /// With PostgreSQL: how many connections the session pool opens at most.
     #[arg(long, env = "ADK_DB_POOL_SIZE", default_value_t = adk_session::DEFAULT_POOL_SIZE)]

@@ -1,6 +1,7 @@
-//! Where sessions, artifacts and memory are kept, chosen by URL as ADK Python's
+//! Where sessions, artifacts, memory and credentials are kept, chosen by URL as ADK Python's
 //! `--session_service_uri` does: a SQLite file by default, PostgreSQL, or memory; artifacts in a
-//! folder or in memory; memory in memory or SQLite.
+//! folder or in memory; memory in memory or SQLite; credentials (encrypted) in SQLite,
+//! PostgreSQL or memory.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,8 +9,10 @@ use std::sync::Arc;
 use adk_core::{Agent, ArtifactService, CredentialService, MemoryService, SessionService};
 use adk_runner::{Runner, Summarizer};
 use adk_session::{
-    FileArtifactService, InMemoryArtifactService, InMemoryCredentialService, InMemoryMemoryService,
-    InMemorySessionService, PostgresSettings, SqliteMemoryService, SqliteSessionService,
+    CREDENTIAL_KEY_ENV, CredentialCipher, FileArtifactService, InMemoryArtifactService,
+    InMemoryCredentialService, InMemoryMemoryService, InMemorySessionService,
+    PostgresCredentialService, PostgresSettings, SqliteCredentialService, SqliteMemoryService,
+    SqliteSessionService,
 };
 
 use crate::args::ServiceArgs;
@@ -20,8 +23,8 @@ pub(crate) struct Services {
     pub(crate) sessions: Arc<dyn SessionService>,
     pub(crate) artifacts: Arc<dyn ArtifactService>,
     pub(crate) memory: Arc<dyn MemoryService>,
-    /// The tokens tools sign users in for (OAuth2), kept in memory: a user signs in again after
-    /// a restart. A program that keeps them gives its runner an encrypted SQL credential service.
+    /// The tokens tools sign users in for (OAuth2): encrypted in SQLite or PostgreSQL, or in
+    /// memory (a user signs in again after a restart).
     pub(crate) credentials: Arc<dyn CredentialService>,
     pub(crate) description: String,
     /// How to reach PostgreSQL when sessions are there: a server takes its session locks there.
@@ -86,6 +89,12 @@ pub(crate) async fn open(args: &ServiceArgs) -> Result<Services, LaunchError> {
         (_, Some(uri)) => open_sessions(uri).await?,
         (_, None) => open_sqlite(&args.session_db).await?,
     };
+    let session_db = match &args.session_service_uri {
+        Some(uri) => SqlDatabase::parse(uri),
+        None => Some(SqlDatabase::Sqlite(args.session_db.clone())),
+    };
+    let (credentials, credentials_description) =
+        open_credentials(args.credential_service_uri.as_deref(), session_db).await?;
     let artifacts = match &args.artifact_service_uri {
         Some(uri) => open_artifacts(uri)?,
         None => Arc::new(FileArtifactService::new(default_artifact_dir(args))) as _,
@@ -98,10 +107,88 @@ pub(crate) async fn open(args: &ServiceArgs) -> Result<Services, LaunchError> {
         sessions,
         artifacts,
         memory,
-        credentials: Arc::new(InMemoryCredentialService::new()),
-        description,
+        credentials,
+        description: format!("{description}, {credentials_description}"),
         postgres,
     })
+}
+
+/// A SQL database a service can be kept in.
+#[derive(Debug, Clone, PartialEq)]
+enum SqlDatabase {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl SqlDatabase {
+    /// The database `uri` names (`sqlite://path` or `postgres://...`); `None` for anything else.
+    fn parse(uri: &str) -> Option<Self> {
+        if is_postgres(uri) {
+            return Some(Self::Postgres(uri.to_owned()));
+        }
+        uri.strip_prefix("sqlite://")
+            .map(|path| Self::Sqlite(PathBuf::from(path)))
+    }
+}
+
+/// The credential service `uri` names, or by default the sessions' SQL database when there is
+/// one and `ADK_CREDENTIAL_KEY` is set (sealing needs the key), else memory; with a line saying
+/// where credentials are kept.
+async fn open_credentials(
+    uri: Option<&str>,
+    session_db: Option<SqlDatabase>,
+) -> Result<(Arc<dyn CredentialService>, String), LaunchError> {
+    let database = match uri {
+        Some("memory://") => None,
+        Some(uri) => Some(SqlDatabase::parse(uri).ok_or_else(|| {
+            LaunchError::new(
+                LaunchErrorKind::Usage,
+                format!(
+                    "unsupported credential service URI '{}': use sqlite://path, \
+                     postgres://... or memory://",
+                    redact(uri)
+                ),
+            )
+        })?),
+        None => session_db.filter(|_| std::env::var_os(CREDENTIAL_KEY_ENV).is_some()),
+    };
+    let Some(database) = database else {
+        return Ok((
+            Arc::new(InMemoryCredentialService::new()),
+            "credentials in memory".to_owned(),
+        ));
+    };
+    let cipher = CredentialCipher::from_env().context(LaunchErrorKind::Usage, || {
+        "credentials are stored encrypted, which needs a key".to_owned()
+    })?;
+    match database {
+        SqlDatabase::Sqlite(path) => {
+            create_parent(&path).await?;
+            let service = SqliteCredentialService::open(&path, cipher)
+                .await
+                .context(LaunchErrorKind::Storage, || {
+                    format!("cannot open the SQLite credential store {}", path.display())
+                })?;
+            Ok((
+                Arc::new(service),
+                format!("credentials encrypted in {}", path.display()),
+            ))
+        }
+        SqlDatabase::Postgres(url) => {
+            let service = PostgresCredentialService::connect(&url, cipher)
+                .await
+                .context(LaunchErrorKind::Storage, || {
+                    format!(
+                        "cannot open the PostgreSQL credential store at {}",
+                        redact(&url)
+                    )
+                })?;
+            Ok((
+                Arc::new(service),
+                format!("credentials encrypted in {}", redact(&url)),
+            ))
+        }
+    }
 }
 
 fn is_postgres(uri: &str) -> bool {
@@ -276,6 +363,16 @@ mod tests {
         assert!(error.to_string().contains("file://dir or memory://"));
         let error = open_memory("postgres://x").await.err().unwrap();
         assert!(error.to_string().contains("memory:// or sqlite://path"));
+        let error = open_credentials(Some("vault://secrets"), None)
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(error.kind(), LaunchErrorKind::Usage);
+        assert!(
+            error
+                .to_string()
+                .contains("sqlite://path, postgres://... or memory://")
+        );
     }
 
     #[tokio::test]
@@ -289,6 +386,7 @@ mod tests {
             session_db: PathBuf::from("unused.db"),
             artifact_service_uri: Some(format!("file://{}", dir.path().join("files").display())),
             memory_service_uri: Some(format!("sqlite://{}", memory.display())),
+            credential_service_uri: Some("memory://".to_owned()),
             db_pool_size: adk_session::DEFAULT_POOL_SIZE,
             db_statement_timeout: None,
         };
@@ -297,7 +395,7 @@ mod tests {
         assert!(memory.exists());
         assert_eq!(
             services.description,
-            format!("sessions in {}", sessions.display())
+            format!("sessions in {}, credentials in memory", sessions.display())
         );
         let version = services
             .artifacts

@@ -8,7 +8,9 @@
 // The mock server keeps no record of the tokens it issues, so this script does: the API accepts
 // only access tokens the server issued and that have not expired, and the token endpoint
 // refuses (`invalid_grant`) a refresh token that was never issued, was used already, or was
-// revoked through the API's `POST /control/revoke`.
+// revoked through the API's `POST /control/revoke`. `GET /control/issued` lists every code and
+// token the server handed out and the redirect URIs it sent users to, so that a test can look for
+// them where they must not be (stored events, traces, logs).
 
 import http from "node:http";
 import path from "node:path";
@@ -25,6 +27,15 @@ await server.issuer.keys.generate("RS256");
 const accessTokens = new Map(); // token -> expiry (ms since the epoch)
 const refreshTokens = new Set();
 const stats = { authorizationCode: 0, refreshToken: 0, clientCredentials: 0, refused: 0 };
+const issued = { codes: [], accessTokens: [], refreshTokens: [], redirectUris: [] };
+
+server.service.on("beforeAuthorizeRedirect", (redirect) => {
+  const code = redirect.url.searchParams.get("code");
+  if (code) {
+    issued.codes.push(code);
+  }
+  issued.redirectUris.push(redirect.url.origin + redirect.url.pathname);
+});
 
 server.service.on("beforeResponse", (response, req) => {
   const body = req.body ?? {};
@@ -42,8 +53,10 @@ server.service.on("beforeResponse", (response, req) => {
     stats.clientCredentials += 1;
   }
   accessTokens.set(response.body.access_token, Date.now() + response.body.expires_in * 1000);
+  issued.accessTokens.push(response.body.access_token);
   if (response.body.refresh_token) {
     refreshTokens.add(response.body.refresh_token);
+    issued.refreshTokens.push(response.body.refresh_token);
   }
 });
 
@@ -64,6 +77,9 @@ const api = http.createServer((req, res) => {
   }
   if (req.method === "GET" && url.pathname === "/control/stats") {
     return json(res, 200, stats);
+  }
+  if (req.method === "GET" && url.pathname === "/control/issued") {
+    return json(res, 200, issued);
   }
   const auth = req.headers.authorization ?? "";
   const token = auth.startsWith("Bearer ") ? auth.slice(7) : "";

@@ -31,7 +31,8 @@ fn installed() -> &'static str {
 /// The server issues real signed tokens for the authorization code grant (checking PKCE), the
 /// refresh token grant and the client credentials grant. The API answers `GET /inbox` and
 /// `GET /reports` only with an unexpired access token the server issued; `POST
-/// /control/revoke` revokes every refresh token, and `GET /control/stats` counts the grants.
+/// /control/revoke` revokes every refresh token, `GET /control/stats` counts the grants, and
+/// `GET /control/issued` lists what the server handed out.
 pub struct OAuthServer {
     child: Child,
     oauth_port: u16,
@@ -105,14 +106,26 @@ impl OAuthServer {
     /// How many tokens each grant issued, and how many refreshes were refused:
     /// `{"authorizationCode", "refreshToken", "clientCredentials", "refused"}`.
     pub async fn stats(&self) -> Value {
+        self.control("stats").await
+    }
+
+    /// Everything the server handed out so far: `{"codes", "accessTokens", "refreshTokens"}`
+    /// (arrays of strings, the secrets a test looks for where they must not be) and
+    /// `"redirectUris"` (where each sign-in sent the user back to, without the query).
+    pub async fn issued(&self) -> Value {
+        self.control("issued").await
+    }
+
+    /// The JSON the API answers at `GET /control/<what>`.
+    async fn control(&self, what: &str) -> Value {
         reqwest::Client::new()
-            .get(format!("{}/control/stats", self.api_url()))
+            .get(format!("{}/control/{what}", self.api_url()))
             .send()
             .await
             .expect("the API answers")
             .json()
             .await
-            .expect("the stats are JSON")
+            .expect("the API answers JSON")
     }
 
     /// Signs the user in as a browser would: opens `auth_uri` (the authorization request the

@@ -65,6 +65,9 @@ pub(crate) async fn adk_with_env(
         command.env_remove(variable);
     }
     command
+        // Where credentials are kept follows these: only what a test sets counts.
+        .env_remove("ADK_CREDENTIAL_KEY")
+        .env_remove("ADK_CREDENTIAL_SERVICE_URI")
         // The local model has its own end-to-end tests; here an unconfigured model is an error.
         .env("ADK_NO_LOCAL_MODEL", "true")
         .envs(env.iter().copied())
@@ -153,7 +156,8 @@ pub(crate) fn chat_answer(text: &str) -> adk_test::MockResponse {
 pub(crate) struct Served {
     child: Child,
     pub(crate) base: String,
-    stderr: Option<tokio::io::Lines<BufReader<ChildStderr>>>,
+    /// The rest of its standard error, read as it comes (a full pipe would stall the server).
+    log: tokio::task::JoinHandle<String>,
     pub(crate) banner: String,
 }
 
@@ -207,38 +211,31 @@ pub(crate) async fn serve_on(mut command: Command, port: u16, patience: Duration
         .trim_end_matches('/')
         .trim_end_matches("/dev-ui")
         .to_owned();
+    let log = tokio::spawn(read_rest(stderr));
     Served {
         child,
         base,
-        stderr: Some(stderr),
+        log,
         banner,
     }
 }
 
-impl Served {
-    /// Reads the rest of the standard error in a task of its own, so that a server logging a lot
-    /// never blocks on a full pipe, keeping the warnings and errors (the lines `keep` accepts) in
-    /// `kept`.
-    pub(crate) fn drain_stderr(
-        &mut self,
-        kept: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-        keep: fn(&str) -> bool,
-    ) {
-        let Some(mut stderr) = self.stderr.take() else {
-            return;
-        };
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = stderr.next_line().await {
-                if keep(&line) {
-                    kept.lock().unwrap().push(line);
-                }
-            }
-        });
+/// Every line left in `lines`, until the end.
+async fn read_rest(mut lines: tokio::io::Lines<BufReader<ChildStderr>>) -> String {
+    let mut rest = String::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        rest.push_str(&line);
+        rest.push('\n');
     }
+    rest
+}
 
-    /// Kills the process with SIGKILL, as a crash or an out-of-memory kill would, and waits for it.
-    pub(crate) async fn kill(mut self) {
+impl Served {
+    /// Kills the process with SIGKILL, as a crash or an out-of-memory kill would, waits for it,
+    /// and returns the rest of its standard error.
+    pub(crate) async fn kill(mut self) -> String {
         self.child.kill().await.expect("the server can be killed");
+        self.log.await.expect("the log is read")
     }
 
     /// Sends SIGTERM and waits for the process; returns whether it exited successfully and the
@@ -251,99 +248,11 @@ impl Served {
             .await
             .unwrap();
         assert!(killed.success());
-        let mut rest = String::new();
-        if let Some(stderr) = &mut self.stderr {
-            while let Ok(Some(line)) = stderr.next_line().await {
-                rest.push_str(&line);
-                rest.push('\n');
-            }
-        }
+        let rest = self.log.await.expect("the log is read");
         let status = tokio::time::timeout(Duration::from_secs(60), self.child.wait())
             .await
             .expect("the server stops after SIGTERM")
             .unwrap();
         (status.success(), rest)
     }
-}
-
-/// A small random number generator (xorshift), seeded from the clock: the replica of each request
-/// and the moments of faults, with no dependency.
-pub(crate) struct Random(u64);
-
-impl Random {
-    pub(crate) fn seeded(salt: u64) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        Self((u64::from(nanos) ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1)
-    }
-
-    /// A number in `0..bound`.
-    pub(crate) fn below(&mut self, bound: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        usize::try_from(self.0 % bound as u64).unwrap()
-    }
-}
-
-/// The addresses of replicas of one server; a restarted replica gets a new one.
-pub(crate) type Replicas = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
-
-/// The address of a replica picked at random.
-pub(crate) fn pick(replicas: &Replicas, random: &mut Random) -> String {
-    let replicas = replicas.lock().unwrap();
-    replicas[random.below(replicas.len())].clone()
-}
-
-/// Creates `session` of `user` in `app` at any replica that answers, trying up to `attempts`
-/// times.
-pub(crate) async fn create_session(
-    client: &reqwest::Client,
-    replicas: &Replicas,
-    random: &mut Random,
-    (app, user, session): (&str, &str, &str),
-    attempts: usize,
-) {
-    for _ in 0..attempts {
-        let base = pick(replicas, random);
-        let created = client
-            .post(format!("{base}/apps/{app}/users/{user}/sessions"))
-            .json(&serde_json::json!({"sessionId": session}))
-            .timeout(Duration::from_secs(10))
-            .send()
-            .await;
-        // A conflict is an earlier attempt that created it before its answer was lost.
-        if created.is_ok_and(|response| response.status().is_success() || response.status() == 409)
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("session {session} was never created");
-}
-
-/// Asserts that every event of `acknowledged` (ids, in the order they were acknowledged) is
-/// stored exactly once among `stored` (ids, in the session's order), in that order.
-pub(crate) fn assert_stored_once_in_order<'a>(
-    session: &str,
-    stored: &[&str],
-    acknowledged: impl IntoIterator<Item = &'a str>,
-) {
-    let mut positions = Vec::new();
-    for id in acknowledged {
-        let found: Vec<usize> = (0..stored.len()).filter(|&at| stored[at] == id).collect();
-        assert_eq!(
-            found.len(),
-            1,
-            "event {id} of {session} is stored {} times",
-            found.len()
-        );
-        positions.push(found[0]);
-    }
-    assert!(
-        positions.is_sorted(),
-        "{session}: acknowledged events out of order: {positions:?}"
-    );
 }

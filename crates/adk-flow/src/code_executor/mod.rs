@@ -119,6 +119,30 @@ impl CodeExecutor for BuiltInCodeExecutor {
     }
 }
 
+/// Implements [`CodeExecutor`] for a local executor (a struct with `limits` and `scratch_root`
+/// fields and a `launch(&self, scratch) -> process::Launch` method): its code runs through
+/// [`run_python`], so both local executors differ only in the program they launch.
+macro_rules! local_code_executor {
+    ($executor:ty) => {
+        #[async_trait::async_trait]
+        impl super::CodeExecutor for $executor {
+            async fn execute(
+                &self,
+                _ctx: &adk_core::InvocationContext,
+                code: &adk_core::ExecutableCode,
+            ) -> adk_core::Result<super::CodeExecution> {
+                Ok(
+                    super::run_python(code, &self.limits, self.scratch_root.as_deref(), |dir| {
+                        self.launch(dir)
+                    })
+                    .await?,
+                )
+            }
+        }
+    };
+}
+use local_code_executor;
+
 /// Runs Python code the way both local executors do: in a fresh scratch directory, with the
 /// program `launch` makes for that directory, reported for the model.
 async fn run_python(

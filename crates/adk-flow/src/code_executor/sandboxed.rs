@@ -6,13 +6,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use adk_core::{ExecutableCode, InvocationContext, Result};
-use async_trait::async_trait;
-
 use super::limits::shared_builder_setters;
+use super::local_code_executor;
 use super::process::{self, Launch, find_prlimit, find_program};
 use super::scratch::Scratch;
-use super::{CodeExecution, CodeExecutor, CodeExecutorError, ExecutionLimits, run_python};
+use super::{CodeExecutorError, ExecutionLimits};
 
 /// Where the scratch directory is inside the sandbox.
 const SANDBOX_DIR: &str = "/scratch";
@@ -121,21 +119,7 @@ impl SandboxedCodeExecutor {
     }
 }
 
-#[async_trait]
-impl CodeExecutor for SandboxedCodeExecutor {
-    async fn execute(
-        &self,
-        _ctx: &InvocationContext,
-        code: &ExecutableCode,
-    ) -> Result<CodeExecution> {
-        Ok(
-            run_python(code, &self.limits, self.scratch_root.as_deref(), |dir| {
-                self.launch(dir)
-            })
-            .await?,
-        )
-    }
-}
+local_code_executor!(SandboxedCodeExecutor);
 
 /// Builds a [`SandboxedCodeExecutor`].
 #[derive(Debug, Clone, Default)]

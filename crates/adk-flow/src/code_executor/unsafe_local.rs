@@ -4,12 +4,10 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use adk_core::{ExecutableCode, InvocationContext, Result};
-use async_trait::async_trait;
-
 use super::limits::shared_builder_setters;
+use super::local_code_executor;
 use super::process::{Launch, find_prlimit, find_program};
-use super::{CodeExecution, CodeExecutor, CodeExecutorError, ExecutionLimits, run_python};
+use super::{CodeExecutorError, ExecutionLimits};
 
 /// Runs model-written Python on this machine **without a sandbox**.
 ///
@@ -70,21 +68,7 @@ impl UnsafeLocalCodeExecutor {
     }
 }
 
-#[async_trait]
-impl CodeExecutor for UnsafeLocalCodeExecutor {
-    async fn execute(
-        &self,
-        _ctx: &InvocationContext,
-        code: &ExecutableCode,
-    ) -> Result<CodeExecution> {
-        Ok(
-            run_python(code, &self.limits, self.scratch_root.as_deref(), |dir| {
-                self.launch(dir)
-            })
-            .await?,
-        )
-    }
-}
+local_code_executor!(UnsafeLocalCodeExecutor);
 
 /// Builds an [`UnsafeLocalCodeExecutor`].
 #[derive(Debug, Clone, Default)]
