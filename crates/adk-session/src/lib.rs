@@ -29,7 +29,7 @@ pub use in_memory::{InMemoryMemoryService, InMemorySessionService};
 /// features `s3`, `gcs`, `azure`) are what [`ObjectStoreArtifactService`] takes.
 pub use object_store;
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresSessionService;
+pub use postgres::{PostgresMemoryService, PostgresSessionService};
 pub use semantic::{Ranking, SemanticSearch};
 #[cfg(feature = "postgres")]
 pub use session_lock::{

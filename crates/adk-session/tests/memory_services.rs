@@ -1,12 +1,18 @@
-//! The memory services: keyword search in memory and FTS5 in SQLite behave alike, and so does
-//! search by meaning with an embedder (scoping, isolation between users, re-embedding).
+//! The memory services: keyword search in memory, FTS5 in SQLite and shared words in PostgreSQL
+//! behave alike, and so does search by meaning with an embedder (scoping, isolation between users,
+//! re-embedding).
 
 use std::sync::Arc;
 
 use adk_core::{Content, Event, InvocationId, MemoryService, Session, SessionKey};
-use adk_session::{InMemoryMemoryService, Ranking, SemanticSearch, SqliteMemoryService};
+use adk_core::{IdGen as _, UuidIdGen};
+use adk_session::{
+    InMemoryMemoryService, PostgresMemoryService, Ranking, SemanticSearch, SqliteMemoryService,
+};
 use adk_test::ConceptEmbedder;
 use futures::future::BoxFuture;
+use sqlx::AssertSqlSafe;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 fn session(user: &str, id: &str, texts: &[&str]) -> Session {
     let mut session = Session::new(SessionKey::new("app", user, id));
@@ -270,4 +276,66 @@ async fn sqlite_semantic_search_and_reembedding() {
         })
     });
     check_semantic(open, true).await;
+}
+
+/// A pool on a fresh schema of the database at `$ADK_POSTGRES_URL`, with an admin pool and the
+/// schema's name to drop it; `None` (reported as skipped) when the variable is unset outside CI.
+async fn postgres_schema() -> Option<(PgPool, PgPool, String)> {
+    let url = adk_test::postgres_url()?;
+    let options: PgConnectOptions = url.parse().expect("a valid ADK_POSTGRES_URL");
+    let admin = PgPool::connect_with(options.clone())
+        .await
+        .expect("connecting");
+    let schema = format!("adk_memory_{}", UuidIdGen.new_uuid().replace('-', ""));
+    sqlx::query(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+        .execute(&admin)
+        .await
+        .expect("creating the test schema");
+    let pool = PgPoolOptions::new()
+        .max_connections(4)
+        .connect_with(options.options([("search_path", schema.as_str())]))
+        .await
+        .expect("connecting to the test schema");
+    Some((admin, pool, schema))
+}
+
+async fn drop_schema(admin: PgPool, pool: PgPool, schema: String) {
+    pool.close().await;
+    sqlx::query(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+        .execute(&admin)
+        .await
+        .expect("dropping the test schema");
+}
+
+#[tokio::test]
+async fn postgres_keyword_search() {
+    let Some((admin, pool, schema)) = postgres_schema().await else {
+        return;
+    };
+    let memory = PostgresMemoryService::from_pool(pool.clone())
+        .await
+        .unwrap();
+    check(Arc::new(memory)).await;
+    drop_schema(admin, pool, schema).await;
+}
+
+#[tokio::test]
+async fn postgres_semantic_search_and_reembedding() {
+    let Some((admin, pool, schema)) = postgres_schema().await else {
+        return;
+    };
+    let shared = pool.clone();
+    let open: Open = Box::new(move |semantic| {
+        let pool = shared.clone();
+        Box::pin(async move {
+            let memory = PostgresMemoryService::from_pool(pool).await.unwrap();
+            let memory = match semantic {
+                Some(semantic) => memory.with_semantic_search(semantic),
+                None => memory,
+            };
+            Arc::new(memory) as Arc<dyn MemoryService>
+        })
+    });
+    check_semantic(open, true).await;
+    drop_schema(admin, pool, schema).await;
 }
