@@ -1,6 +1,6 @@
 //! Where sessions, artifacts and memory are kept, chosen by URL as ADK Python's
 //! `--session_service_uri` does: a SQLite file by default, PostgreSQL, or memory; artifacts in a
-//! folder or in memory; memory in memory or SQLite.
+//! folder or in memory; memory in memory, SQLite or PostgreSQL.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,7 +9,8 @@ use adk_core::{Agent, ArtifactService, CredentialService, MemoryService, Session
 use adk_runner::{Runner, Summarizer};
 use adk_session::{
     FileArtifactService, InMemoryArtifactService, InMemoryCredentialService, InMemoryMemoryService,
-    InMemorySessionService, PostgresSettings, SqliteMemoryService, SqliteSessionService,
+    InMemorySessionService, PostgresMemoryService, PostgresSettings, SqliteMemoryService,
+    SqliteSessionService,
 };
 
 use crate::args::ServiceArgs;
@@ -191,10 +192,18 @@ async fn open_memory(uri: &str) -> Result<Arc<dyn MemoryService>, LaunchError> {
     if uri == "memory://" {
         return Ok(Arc::new(InMemoryMemoryService::new()));
     }
+    if is_postgres(uri) {
+        let service = PostgresMemoryService::connect(uri)
+            .await
+            .context(LaunchErrorKind::Storage, || {
+                format!("cannot open the PostgreSQL memory store at {}", redact(uri))
+            })?;
+        return Ok(Arc::new(service));
+    }
     Err(LaunchError::new(
         LaunchErrorKind::Usage,
         format!(
-            "unsupported memory service URI '{}': use memory:// or sqlite://path",
+            "unsupported memory service URI '{}': use memory://, sqlite://path or postgres://...",
             redact(uri)
         ),
     ))
@@ -274,8 +283,12 @@ mod tests {
         );
         let error = open_artifacts("s3://bucket").err().unwrap();
         assert!(error.to_string().contains("file://dir or memory://"));
-        let error = open_memory("postgres://x").await.err().unwrap();
-        assert!(error.to_string().contains("memory:// or sqlite://path"));
+        let error = open_memory("redis://x").await.err().unwrap();
+        assert!(
+            error
+                .to_string()
+                .contains("memory://, sqlite://path or postgres://...")
+        );
     }
 
     #[tokio::test]
