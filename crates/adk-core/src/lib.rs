@@ -5,6 +5,7 @@ mod agent;
 mod base64_bytes;
 mod content;
 mod credential;
+mod embed;
 mod error;
 mod event;
 mod ids;
@@ -40,6 +41,7 @@ pub use content::{
     Language, Outcome, Part, PartData, Role,
 };
 pub use credential::{CredentialKey, CredentialService, IntoCredentialService, StoredCredential};
+pub use embed::{Embedder, IntoEmbedder, check_embeddings};
 pub use error::{BoxError, Error, ErrorKind, Result, cause_after};
 pub use event::{Event, EventActions, EventCompaction, ToolConfirmation};
 pub use ids::{

@@ -339,7 +339,7 @@ pub(crate) struct ServiceArgs {
     #[arg(long, env = "ADK_ARTIFACT_SERVICE_URI")]
     pub(crate) artifact_service_uri: Option<String>,
 
-    /// Where memory is kept: `memory://` (the default) or `sqlite://path`.
+    /// Where memory is kept: `memory://` (the default), `sqlite://path` or `postgres://...`.
     #[arg(long, env = "ADK_MEMORY_SERVICE_URI")]
     pub(crate) memory_service_uri: Option<String>,
 

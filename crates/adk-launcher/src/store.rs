@@ -1,7 +1,7 @@
 //! Where sessions, artifacts, memory and credentials are kept, chosen by URL as ADK Python's
 //! `--session_service_uri` does: a SQLite file by default, PostgreSQL, or memory; artifacts in a
-//! folder or in memory; memory in memory or SQLite; credentials (encrypted) in SQLite,
-//! PostgreSQL or memory.
+//! folder or in memory; memory in memory, SQLite or PostgreSQL; credentials (encrypted) in
+//! SQLite, PostgreSQL or memory.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,7 +11,8 @@ use adk_runner::{Runner, Summarizer};
 use adk_session::{
     CREDENTIAL_KEY_ENV, CredentialCipher, FileArtifactService, InMemoryArtifactService,
     InMemoryCredentialService, InMemoryMemoryService, InMemorySessionService,
-    PostgresCredentialService, PostgresSettings, SqliteCredentialService, SqliteMemoryService,
+    PostgresCredentialService, PostgresMemoryService, PostgresSettings, SqliteCredentialService,
+    SqliteMemoryService,
     SqliteSessionService,
 };
 
@@ -278,10 +279,18 @@ async fn open_memory(uri: &str) -> Result<Arc<dyn MemoryService>, LaunchError> {
     if uri == "memory://" {
         return Ok(Arc::new(InMemoryMemoryService::new()));
     }
+    if is_postgres(uri) {
+        let service = PostgresMemoryService::connect(uri)
+            .await
+            .context(LaunchErrorKind::Storage, || {
+                format!("cannot open the PostgreSQL memory store at {}", redact(uri))
+            })?;
+        return Ok(Arc::new(service));
+    }
     Err(LaunchError::new(
         LaunchErrorKind::Usage,
         format!(
-            "unsupported memory service URI '{}': use memory:// or sqlite://path",
+            "unsupported memory service URI '{}': use memory://, sqlite://path or postgres://...",
             redact(uri)
         ),
     ))
@@ -361,8 +370,12 @@ mod tests {
         );
         let error = open_artifacts("s3://bucket").err().unwrap();
         assert!(error.to_string().contains("file://dir or memory://"));
-        let error = open_memory("postgres://x").await.err().unwrap();
-        assert!(error.to_string().contains("memory:// or sqlite://path"));
+        let error = open_memory("redis://x").await.err().unwrap();
+        assert!(
+            error
+                .to_string()
+                .contains("memory://, sqlite://path or postgres://...")
+        );
         let error = open_credentials(Some("vault://secrets"), None)
             .await
             .err()

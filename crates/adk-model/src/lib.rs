@@ -10,6 +10,8 @@
 #[cfg(feature = "anthropic")]
 mod anthropic;
 mod cache;
+#[cfg(any(feature = "gemini", feature = "openai"))]
+mod embed;
 mod error;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 mod exchange;
@@ -32,6 +34,10 @@ mod sse;
 #[cfg(feature = "anthropic")]
 pub use anthropic::{Anthropic, AnthropicBuilder};
 pub use cache::{CacheMode, ContextCacheConfig};
+#[cfg(feature = "gemini")]
+pub use embed::{GeminiEmbedder, GeminiEmbedderBuilder};
+#[cfg(feature = "openai")]
+pub use embed::{OpenAiEmbedder, OpenAiEmbedderBuilder};
 pub use error::{Error, ErrorKind};
 #[cfg(feature = "vertex")]
 pub use gemini::GoogleCredentials;

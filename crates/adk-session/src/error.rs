@@ -25,6 +25,9 @@ pub enum ErrorKind {
     Unstorable,
     /// The key that encrypts credentials is missing or malformed.
     InvalidKey,
+    /// The embedder of a memory service failed or answered something unusable; the source is its
+    /// error. Nothing was stored.
+    Embedding,
 }
 
 /// An error of `adk-session`: a [`kind`](Error::kind), a message that says what was wrong and what
@@ -49,6 +52,12 @@ impl Error {
             message: message.into(),
             source: None,
         }
+    }
+
+    /// This error, caused by `source`.
+    pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        self.source = Some(source.into());
+        self
     }
 
     /// A storage failure while doing `what`, caused by `source`.
@@ -164,6 +173,8 @@ impl Error {
             ErrorKind::InvalidName if service == adk_core::ErrorKind::Artifact => service,
             ErrorKind::InvalidName | ErrorKind::Unstorable => adk_core::ErrorKind::InvalidInput,
             ErrorKind::InvalidKey => adk_core::ErrorKind::Config,
+            // The model behind the embedder failed, as a model call fails.
+            ErrorKind::Embedding => adk_core::ErrorKind::Model,
             ErrorKind::Storage | ErrorKind::Corrupt => service,
         };
         adk_core::Error::from_source(kind, self)

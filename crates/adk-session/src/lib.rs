@@ -10,6 +10,7 @@ mod keywords;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod scoped;
+mod semantic;
 mod session_lock;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
@@ -28,7 +29,8 @@ pub use in_memory::{InMemoryMemoryService, InMemorySessionService};
 /// features `s3`, `gcs`, `azure`) are what [`ObjectStoreArtifactService`] takes.
 pub use object_store;
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresSessionService;
+pub use postgres::{PostgresMemoryService, PostgresSessionService};
+pub use semantic::{Ranking, SemanticSearch};
 #[cfg(feature = "postgres")]
 pub use session_lock::{
     DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_POOL_SIZE, PostgresSessionLocks, PostgresSettings,

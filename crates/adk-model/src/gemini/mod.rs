@@ -27,10 +27,10 @@ use crate::http::{HttpSettings, Transport, http_builder_methods, parse_url};
 use crate::secret::ApiKey;
 
 /// The default base URL, up to and including the API version.
-const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
+pub(crate) const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 
 /// The environment variables read for the API key, in order.
-const KEY_VARIABLES: [&str; 2] = ["GOOGLE_API_KEY", "GEMINI_API_KEY"];
+pub(crate) const KEY_VARIABLES: [&str; 2] = ["GOOGLE_API_KEY", "GEMINI_API_KEY"];
 
 /// A Gemini model over the generativelanguage REST API.
 ///
@@ -229,18 +229,7 @@ impl GeminiBuilder {
         {
             return self.build_vertex(&vertex::process_env);
         }
-        let variables = self.key_variables;
-        let key = self
-            .api_key
-            .take()
-            .or_else(|| ApiKey::from_env(variables))
-            .ok_or_else(|| Error::missing_api_key("Gemini", variables))?;
-        let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
-            Error::config("the Gemini API key holds characters a header cannot carry; check it for stray whitespace")
-        })?;
-        value.set_sensitive(true);
-        let mut headers = HeaderMap::new();
-        headers.insert("x-goog-api-key", value);
+        let headers = key_headers(self.api_key.take(), self.key_variables)?;
         let endpoints = Endpoints::new(&self.base_url, &self.model)?;
         let transport = Transport::new(self.http.clone(), &endpoints.unary)?;
         let base_url = self.base_url.clone();
@@ -264,6 +253,21 @@ impl GeminiBuilder {
             }),
         })
     }
+}
+
+/// The headers carrying the Gemini API key (`x-goog-api-key`, marked sensitive): `api_key`, else
+/// the first of `variables` set in the environment.
+pub(crate) fn key_headers(api_key: Option<ApiKey>, variables: &[&str]) -> Result<HeaderMap, Error> {
+    let key = api_key
+        .or_else(|| ApiKey::from_env(variables))
+        .ok_or_else(|| Error::missing_api_key("Gemini", variables))?;
+    let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
+        Error::config("the Gemini API key holds characters a header cannot carry; check it for stray whitespace")
+    })?;
+    value.set_sensitive(true);
+    let mut headers = HeaderMap::new();
+    headers.insert("x-goog-api-key", value);
+    Ok(headers)
 }
 
 impl Llm for Gemini {

@@ -171,42 +171,7 @@ impl OpenAiBuilder {
     /// [`crate::ErrorKind::MissingApiKey`] when OpenAI's own URL is used without a key;
     /// [`crate::ErrorKind::Config`] when a header or the key cannot be sent as a header.
     pub fn build(self) -> Result<OpenAi, Error> {
-        let base_url = self
-            .base_url
-            .or_else(|| {
-                std::env::var("OPENAI_BASE_URL")
-                    .ok()
-                    .filter(|url| !url.trim().is_empty())
-            })
-            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
-        let base_url = base_url.trim().trim_end_matches('/').to_owned();
-        let key = self
-            .api_key
-            .or_else(|| ApiKey::from_env(&["OPENAI_API_KEY"]));
-        let mut headers = HeaderMap::new();
-        match key {
-            Some(key) => {
-                let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
-                    Error::config("the OpenAI API key holds characters a header cannot carry; check it for stray whitespace")
-                })?;
-                value.set_sensitive(true);
-                headers.insert(reqwest::header::AUTHORIZATION, value);
-            }
-            None if base_url == DEFAULT_BASE_URL => {
-                return Err(Error::missing_api_key("OpenAI", &["OPENAI_API_KEY"]));
-            }
-            None => {}
-        }
-        for (name, value) in self.headers {
-            let (name, mut value) = HeaderName::try_from(name.as_str())
-                .ok()
-                .zip(HeaderValue::try_from(value.as_str()).ok())
-                .ok_or_else(|| Error::config(format!("the extra header `{name}` is not a valid HTTP header; fix its name or value")))?;
-            // An extra header may carry a credential (an Azure `api-key`, a proxy's token): it is
-            // kept out of Debug output and scrubbed from error messages like the API key.
-            value.set_sensitive(true);
-            headers.insert(name, value);
-        }
+        let (base_url, headers) = connection(self.base_url, self.api_key, self.headers)?;
         let url = parse_url(&format!("{base_url}/chat/completions"))?;
         Ok(OpenAi {
             inner: Arc::new(Inner {
@@ -218,6 +183,55 @@ impl OpenAiBuilder {
             }),
         })
     }
+}
+
+/// The base URL (the builder's, else `OPENAI_BASE_URL`, else OpenAI's own, without a trailing
+/// slash) and the headers of every request (the key as `Authorization: Bearer`, else
+/// `OPENAI_API_KEY`'s, and the extra headers, all marked sensitive), shared by every adapter of an
+/// OpenAI-compatible API.
+pub(crate) fn connection(
+    base_url: Option<String>,
+    api_key: Option<ApiKey>,
+    extra_headers: Vec<(String, String)>,
+) -> Result<(String, HeaderMap), Error> {
+    let base_url = base_url
+        .or_else(|| {
+            std::env::var("OPENAI_BASE_URL")
+                .ok()
+                .filter(|url| !url.trim().is_empty())
+        })
+        .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+    let base_url = base_url.trim().trim_end_matches('/').to_owned();
+    let key = api_key.or_else(|| ApiKey::from_env(&["OPENAI_API_KEY"]));
+    let mut headers = HeaderMap::new();
+    match key {
+        Some(key) => {
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
+                Error::config("the OpenAI API key holds characters a header cannot carry; check it for stray whitespace")
+            })?;
+            value.set_sensitive(true);
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        None if base_url == DEFAULT_BASE_URL => {
+            return Err(Error::missing_api_key("OpenAI", &["OPENAI_API_KEY"]));
+        }
+        None => {}
+    }
+    for (name, value) in extra_headers {
+        let (name, mut value) = HeaderName::try_from(name.as_str())
+            .ok()
+            .zip(HeaderValue::try_from(value.as_str()).ok())
+            .ok_or_else(|| {
+                Error::config(format!(
+                    "the extra header `{name}` is not a valid HTTP header; fix its name or value"
+                ))
+            })?;
+        // An extra header may carry a credential (an Azure `api-key`, a proxy's token): it is
+        // kept out of Debug output and scrubbed from error messages like the API key.
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok((base_url, headers))
 }
 
 impl Llm for OpenAi {

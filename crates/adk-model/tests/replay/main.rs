@@ -10,6 +10,7 @@ mod conformance;
 mod context_cache;
 mod context_overflow;
 mod coverage;
+mod embeddings;
 mod faults;
 mod gemini;
 mod keep_alive;

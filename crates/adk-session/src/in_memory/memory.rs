@@ -1,4 +1,5 @@
-//! [`InMemoryMemoryService`]: memories in a list, searched by keyword.
+//! [`InMemoryMemoryService`]: memories in a list, searched by keyword, and by meaning (cosine
+//! similarity, brute force) when it holds an embedder.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -7,14 +8,21 @@ use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::keywords::{content_text, words};
+use crate::semantic::{SemanticSearch, best, cosine};
 
-/// Memories kept in memory: every event with text of the sessions added, found by the words of a
-/// query (an entry matches when it shares at least one word; more shared words rank higher, then
-/// newer entries).
+/// Memories kept in memory: every event with text of the sessions added.
+///
+/// Without an embedder, a search finds memories by the words of the query (an entry matches when
+/// it shares at least one word; more shared words rank higher, then newer entries). With one
+/// ([`with_semantic_search`](Self::with_semantic_search)), each remembered text is embedded in
+/// chunks when its session is added, and a search ranks every memory of the user by the cosine
+/// similarity of its best chunk to the query, fused with the keyword ranking unless
+/// [`Ranking::Vector`](crate::Ranking::Vector) is asked for.
 #[derive(Debug, Default)]
 pub struct InMemoryMemoryService {
     /// Per (app, user): per session id, its remembered events. Adding a session again replaces it.
     memories: Mutex<HashMap<(String, String), SessionMemories>>,
+    semantic: Option<SemanticSearch>,
 }
 
 /// The remembered events of one user's sessions, by session id.
@@ -23,32 +31,71 @@ type SessionMemories = HashMap<String, Vec<Remembered>>;
 #[derive(Debug, Clone)]
 struct Remembered {
     entry: MemoryEntry,
+    text: String,
     words: BTreeSet<String>,
+    /// The vectors of the text's chunks and the model that made them, when embedded.
+    vectors: Option<Vectors>,
+}
+
+#[derive(Debug, Clone)]
+struct Vectors {
+    model: String,
+    chunks: Vec<Vec<f32>>,
 }
 
 impl InMemoryMemoryService {
-    /// An empty memory.
+    /// An empty memory, searched by keyword.
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// Searches by meaning as `semantic` says, as well as by keyword.
+    pub fn with_semantic_search(mut self, semantic: SemanticSearch) -> Self {
+        self.semantic = Some(semantic);
+        self
+    }
 }
 
-// The methods are `async` to fit the trait boundary (`boundary::memory_service!`); none awaits.
+/// The vectors of the chunks of each text in `texts`, made by `semantic`'s model.
+async fn embed_texts(semantic: &SemanticSearch, texts: &[&str]) -> Result<Vec<Vectors>> {
+    Ok(semantic
+        .embed_chunks(texts)
+        .await?
+        .into_iter()
+        .map(|chunks| Vectors {
+            model: semantic.model().to_owned(),
+            chunks,
+        })
+        .collect())
+}
+
+// The methods are `async` to fit the trait boundary (`boundary::memory_service!`); only the
+// embedder's calls await, never under the lock.
 impl InMemoryMemoryService {
     async fn add(&self, session: &Session) -> Result<()> {
-        let remembered: Vec<Remembered> = session
+        let mut remembered: Vec<Remembered> = session
             .events
             .iter()
             .filter_map(|event| {
                 let content = event.content()?;
-                let words = words(&content_text(content));
+                let text = content_text(content);
+                let words = words(&text);
                 (!words.is_empty()).then(|| Remembered {
                     entry: MemoryEntry::new(content.clone())
                         .with_origin(event.author.clone(), event.timestamp),
+                    text,
                     words,
+                    vectors: None,
                 })
             })
             .collect();
+        if let Some(semantic) = &self.semantic {
+            let texts: Vec<&str> = remembered.iter().map(|r| r.text.as_str()).collect();
+            let vectors = embed_texts(semantic, &texts).await?;
+            for (remembered, vectors) in remembered.iter_mut().zip(vectors) {
+                remembered.vectors = Some(vectors);
+            }
+        }
         self.memories
             .lock()
             .entry((session.app_name.clone(), session.user_id.clone()))
@@ -57,33 +104,103 @@ impl InMemoryMemoryService {
         Ok(())
     }
 
+    /// Embeds again, with the current model, the memories of the user whose vectors another model
+    /// made (or none).
+    async fn reembed(&self, semantic: &SemanticSearch, scope: &(String, String)) -> Result<()> {
+        let stale: Vec<(String, usize, String)> = {
+            let memories = self.memories.lock();
+            let Some(sessions) = memories.get(scope) else {
+                return Ok(());
+            };
+            sessions
+                .iter()
+                .flat_map(|(session, remembered)| {
+                    remembered.iter().enumerate().filter_map(|(at, r)| {
+                        let current = r
+                            .vectors
+                            .as_ref()
+                            .is_some_and(|vectors| vectors.model == semantic.model());
+                        (!current).then(|| (session.clone(), at, r.text.clone()))
+                    })
+                })
+                .collect()
+        };
+        if stale.is_empty() {
+            return Ok(());
+        }
+        let texts: Vec<&str> = stale.iter().map(|(_, _, text)| text.as_str()).collect();
+        let vectors = embed_texts(semantic, &texts).await?;
+        let mut memories = self.memories.lock();
+        let Some(sessions) = memories.get_mut(scope) else {
+            return Ok(());
+        };
+        for ((session, at, text), vectors) in stale.into_iter().zip(vectors) {
+            // The session may have been added again meanwhile; only the same text takes them.
+            if let Some(remembered) = sessions.get_mut(&session).and_then(|r| r.get_mut(at))
+                && remembered.text == text
+            {
+                remembered.vectors = Some(vectors);
+            }
+        }
+        Ok(())
+    }
+
     async fn search(&self, app_name: &str, user_id: &str, query: &str) -> Result<Vec<MemoryEntry>> {
+        let scope = (app_name.to_owned(), user_id.to_owned());
+        let query_vector = match &self.semantic {
+            Some(semantic) if !query.trim().is_empty() => {
+                self.reembed(semantic, &scope).await?;
+                Some(semantic.embed_query(query).await?)
+            }
+            _ => None,
+        };
         let query = words(query);
         let memories = self.memories.lock();
-        let Some(sessions) = memories.get(&(app_name.to_owned(), user_id.to_owned())) else {
+        let Some(sessions) = memories.get(&scope) else {
             return Ok(Vec::new());
         };
-        let mut hits: Vec<(usize, &Remembered)> = sessions
-            .values()
-            .flatten()
-            .filter_map(|remembered| {
-                let shared = remembered.words.intersection(&query).count();
-                (shared > 0).then_some((shared, remembered))
-            })
-            .collect();
-        hits.sort_by(|(a_shared, a), (b_shared, b)| {
-            b_shared.cmp(a_shared).then(
-                b.entry
-                    .timestamp
-                    .unwrap_or_default()
-                    .total_cmp(&a.entry.timestamp.unwrap_or_default()),
-            )
-        });
-        Ok(hits
-            .into_iter()
-            .map(|(_, remembered)| remembered.entry.clone())
-            .collect())
+        let all: Vec<&Remembered> = sessions.values().flatten().collect();
+        let by_keyword = keyword_ranking(&all, &query);
+        let ranked = match (&self.semantic, query_vector) {
+            (Some(semantic), Some(query_vector)) => {
+                let scored = all
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(at, remembered)| {
+                        let vectors = remembered.vectors.as_ref()?;
+                        let similarity = vectors
+                            .chunks
+                            .iter()
+                            .map(|chunk| cosine(chunk, &query_vector))
+                            .fold(f32::MIN, f32::max);
+                        Some((at, similarity))
+                    })
+                    .collect();
+                let by_vector = best(scored, semantic.candidates());
+                semantic.rank(&by_keyword, &by_vector)
+            }
+            _ => by_keyword,
+        };
+        Ok(ranked.into_iter().map(|at| all[at].entry.clone()).collect())
     }
+}
+
+/// The positions in `all` of the memories sharing a word with `query`: more shared words first,
+/// then newer ones.
+fn keyword_ranking(all: &[&Remembered], query: &BTreeSet<String>) -> Vec<usize> {
+    let mut hits: Vec<(usize, usize)> = all
+        .iter()
+        .enumerate()
+        .filter_map(|(at, remembered)| {
+            let shared = remembered.words.intersection(query).count();
+            (shared > 0).then_some((shared, at))
+        })
+        .collect();
+    let time = |at: usize| all[at].entry.timestamp.unwrap_or_default();
+    hits.sort_by(|(a_shared, a), (b_shared, b)| {
+        b_shared.cmp(a_shared).then(time(*b).total_cmp(&time(*a)))
+    });
+    hits.into_iter().map(|(_, at)| at).collect()
 }
 
 crate::boundary::memory_service!(InMemoryMemoryService);
