@@ -251,3 +251,89 @@ async fn api_server_serves_no_builder_as_adk_python() {
     let (success, rest) = served.terminate().await;
     assert!(success, "{rest}");
 }
+
+fn screenshots() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("adk-cli-builder")
+}
+
+/// Waits until `path` holds text containing `wanted` (the save reached the disk).
+async fn wait_for_file(path: &Path, wanted: &str) -> String {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.contains(wanted) {
+            return text;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} never held {wanted:?}; it holds:\n{text}",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_builder_tab_changes_an_instruction_and_the_next_run_uses_it() {
+    let dir = agents();
+    let app = dir.path().join("helper");
+    let model = MockServer::start([chat_answer("One word: hello.")]).await;
+    let served = serve(adk(dir.path(), &model, "web"), PATIENCE).await;
+    let browser = adk_test::browser::Browser::start(1400, 900).await;
+    browser
+        .goto(&format!("{}/dev-ui/?app=helper", served.base))
+        .await;
+
+    // The edit button is offered once the UI read the app's root_agent.yaml.
+    const EDIT: &str = "return [...document.querySelectorAll('button')].find(b => \
+         b.textContent.trim() === 'edit' && !b.disabled) || null;";
+    browser
+        .wait_for(EDIT, "the enabled edit button", PATIENCE)
+        .await;
+    browser
+        .execute(
+            "[...document.querySelectorAll('button')].find(b => b.textContent.trim() === 'edit').click();",
+            Vec::new(),
+        )
+        .await;
+
+    // The builder shows the root agent's instruction from the draft of the file.
+    const INSTRUCTION: &str = "return [...document.querySelectorAll('textarea')].find(t => \
+         t.value === 'Answer briefly.') || null;";
+    browser
+        .wait_for(
+            INSTRUCTION,
+            "the root agent's instruction in the builder",
+            PATIENCE,
+        )
+        .await;
+    browser
+        .screenshot(&screenshots().join("1-builder.png"))
+        .await;
+    browser
+        .execute(
+            "const area = [...document.querySelectorAll('textarea')].find(t => t.value === 'Answer briefly.');
+             area.value = 'Answer in one word.';
+             area.dispatchEvent(new Event('input', {bubbles: true}));",
+            Vec::new(),
+        )
+        .await;
+    browser.click_text("Save").await;
+
+    // The file changed on disk, and the page went back to the chat.
+    let saved = wait_for_file(&app.join("root_agent.yaml"), "Answer in one word.").await;
+    assert!(saved.contains("name: helper"), "{saved}");
+    assert!(!saved.contains("Answer briefly."), "{saved}");
+    browser.send_chat_message("Hello", PATIENCE).await;
+    browser.wait_for_text("One word: hello.", PATIENCE).await;
+    browser
+        .screenshot(&screenshots().join("2-after-save.png"))
+        .await;
+    assert!(
+        instruction_sent(&model, 0).contains("Answer in one word."),
+        "{}",
+        instruction_sent(&model, 0)
+    );
+    let (success, rest) = served.terminate().await;
+    assert!(success, "{rest}");
+}
