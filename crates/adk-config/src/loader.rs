@@ -170,6 +170,42 @@ impl AgentLoader {
         build_agent(&tree, false, &models, &self.registered(&prepared))
     }
 
+    /// Checks the agent config in `path` (a YAML file, or a directory holding
+    /// `root_agent.yaml`) and the files of its sub-agents as [`load`](Self::load) reads them —
+    /// YAML syntax, the keys and types of the config schema, agent classes, tool names, sub-agent
+    /// files — without making models ready, reading OpenAPI documents or starting anything. What
+    /// an editor calls before it saves a config.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use adk_config::AgentLoader;
+    ///
+    /// let dir = std::env::temp_dir().join(format!("adk-config-check-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("root_agent.yaml"), "name: helper\ninstruction: Help.\nmodle: x\n").unwrap();
+    /// let error = AgentLoader::new().check(&dir).await.unwrap_err();
+    /// assert_eq!(error.location().map(|at| at.line), Some(3));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the file, line and column of the first problem found.
+    pub async fn check(&self, path: impl AsRef<Path>) -> Result<(), ConfigError> {
+        let path = path.as_ref().to_path_buf();
+        let options = self.read_options();
+        blocking(&path.clone(), move || {
+            let file = if path.is_dir() {
+                path.join(ROOT_AGENT_FILE)
+            } else {
+                path
+            };
+            read_tree(&file, &options).map(drop)
+        })
+        .await
+    }
+
     /// Loads every app of the agents directory `dir`: each subdirectory holding a
     /// `root_agent.yaml` is an app named after the subdirectory. Apps come sorted by name;
     /// subdirectories without the file, and hidden ones, are passed over. The apps share their

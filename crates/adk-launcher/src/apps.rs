@@ -74,6 +74,10 @@ impl App {
 /// local model's server stops when it is dropped).
 pub(crate) struct BuiltApps {
     pub(crate) apps: Vec<(String, Arc<dyn Agent>)>,
+    /// The apps described in YAML, each with the folder holding its `root_agent.yaml`.
+    pub(crate) yaml_dirs: Vec<(String, PathBuf)>,
+    /// The loader that built the YAML apps, to build them again once their files changed.
+    pub(crate) loader: AgentLoader,
     models: Arc<Models>,
 }
 
@@ -136,6 +140,7 @@ pub(crate) async fn build(
         |loader, tool| loader.function_tool(tool.clone()),
     );
     let mut built = Vec::with_capacity(apps.len());
+    let mut yaml_dirs = Vec::new();
     for app in apps {
         match &app.source {
             AppSource::Agent(agent) => built.push((app.name.clone(), agent.clone())),
@@ -147,6 +152,11 @@ pub(crate) async fn build(
                 built.push((app.name.clone(), agent));
             }
             AppSource::Yaml(path) => {
+                if path.file_name().is_some_and(|name| name == ROOT_AGENT_FILE)
+                    && let Some(dir) = path.parent()
+                {
+                    yaml_dirs.push((app.name.clone(), dir.to_path_buf()));
+                }
                 let agent = loader
                     .load(path)
                     .await
@@ -168,12 +178,19 @@ pub(crate) async fn build(
                         };
                         format!("cannot load the agents of {}{hint}", dir.display())
                     })?;
+                yaml_dirs.extend(
+                    loaded
+                        .iter()
+                        .map(|app| (app.name.clone(), dir.join(&app.name))),
+                );
                 built.extend(loaded.into_iter().map(|app| (app.name, app.root_agent)));
             }
         }
     }
     Ok(BuiltApps {
         apps: built,
+        yaml_dirs,
+        loader,
         models,
     })
 }

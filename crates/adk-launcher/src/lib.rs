@@ -6,6 +6,7 @@
 mod a2a;
 mod apps;
 mod args;
+mod builder;
 mod create;
 mod error;
 mod eval;

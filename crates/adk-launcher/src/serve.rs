@@ -67,7 +67,7 @@ pub(crate) async fn serve(
 
     // Local MCP processes a folder's configs declare start only when the command line says so.
     let built = apps::build(&apps, &args.model, function_tools, args.allow_stdio_mcp).await?;
-    let services = store::open(&args.services).await?;
+    let services = Arc::new(store::open(&args.services).await?);
     let runners = built
         .apps
         .iter()
@@ -120,6 +120,10 @@ pub(crate) async fn serve(
     let mut builder = Server::builder();
     for (name, metric) in metrics {
         builder = builder.eval_metric(name.clone(), metric.clone());
+    }
+    // The Builder tab edits YAML apps in the dev UI only, as ADK Python's `adk web` does.
+    if ui && let Some(yaml_apps) = crate::builder::yaml_apps(&built, services.clone()) {
+        builder = builder.yaml_apps(yaml_apps);
     }
     let server = builder
         .apps(runners)

@@ -3,6 +3,7 @@
 
 mod app_info;
 mod build_graph;
+pub mod builder;
 mod config;
 pub mod dev_ui;
 mod error;

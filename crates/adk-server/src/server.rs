@@ -49,6 +49,7 @@ impl Server {
             spans: None,
             eval_metrics: BTreeMap::new(),
             eval_judge: None,
+            yaml_apps: None,
             #[cfg(feature = "a2a")]
             a2a: false,
         }
@@ -176,7 +177,11 @@ impl std::fmt::Debug for Server {
         f.debug_struct("Server")
             .field(
                 "apps",
-                &self.state.apps().map(Runner::app_name).collect::<Vec<_>>(),
+                &self
+                    .state
+                    .apps()
+                    .map(|app| app.app_name().to_owned())
+                    .collect::<Vec<_>>(),
             )
             .field("config", &self.config)
             .finish_non_exhaustive()
@@ -191,6 +196,7 @@ pub struct ServerBuilder {
     spans: Option<SpanStore>,
     eval_metrics: BTreeMap<String, Arc<dyn adk_eval::Metric>>,
     eval_judge: Option<Arc<dyn adk_eval::Judge>>,
+    yaml_apps: Option<crate::builder::YamlApps>,
     #[cfg(feature = "a2a")]
     a2a: bool,
 }
@@ -239,6 +245,17 @@ impl ServerBuilder {
         self
     }
 
+    /// Lets adk-web's Builder tab read and save the agent files of `apps` (apps described in
+    /// YAML, each served under its name too): the dev UI's mode, which `adk web` turns on and
+    /// `adk api_server` does not, as in ADK Python. Saving checks the files with
+    /// [`AgentFiles::check`](crate::builder::AgentFiles::check), writes them atomically and serves
+    /// the app [`AgentFiles::reload`](crate::builder::AgentFiles::reload) builds from the next run
+    /// on. Only callers that may act for every user reach these routes.
+    pub fn yaml_apps(mut self, apps: crate::builder::YamlApps) -> Self {
+        self.yaml_apps = Some(apps);
+        self
+    }
+
     /// Also serves each app over A2A at `/a2a/{app}`, with its agent card at
     /// `/a2a/{app}/.well-known/agent-card.json` (see `adk_a2a::A2aServer`). The server's gate
     /// (hosts, origins, authentication) guards these routes too, and their runs count against
@@ -278,7 +295,13 @@ impl ServerBuilder {
             self.eval_judge,
         );
         Ok(Server {
-            state: Arc::new(ServerState::new(apps, spans, &self.config, evals)),
+            state: Arc::new(ServerState::new(
+                apps,
+                spans,
+                &self.config,
+                evals,
+                self.yaml_apps,
+            )),
             config: self.config,
             #[cfg(feature = "a2a")]
             a2a: self.a2a,

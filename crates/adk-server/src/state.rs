@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use adk_core::SessionKey;
 use adk_gate::BodyError;
@@ -26,7 +26,10 @@ use crate::running::RunningRuns;
 
 /// What every handler sees.
 pub(crate) struct ServerState {
-    apps: BTreeMap<String, Runner>,
+    /// The apps by name; the Builder tab's save swaps in an app rebuilt from its files.
+    apps: BTreeMap<String, RwLock<Runner>>,
+    /// The YAML apps the Builder tab may edit (only `adk web` gives any).
+    pub(crate) yaml_apps: Option<crate::builder::YamlApps>,
     pub(crate) spans: SpanStore,
     pub(crate) dev_ui_dir: Option<PathBuf>,
     /// Eval sets and results, and what runs of them score with.
@@ -57,6 +60,11 @@ pub(crate) struct ServerState {
     pub(crate) running: Arc<RunningRuns>,
 }
 
+/// The runner in `slot`; a lock a panicking writer left poisoned still holds a whole runner.
+fn read_runner(slot: &RwLock<Runner>) -> Runner {
+    slot.read().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
 /// A run's place among the runs at once, taken before its body is read; dropping it frees the
 /// place.
 pub(crate) struct RunSlot {
@@ -77,9 +85,14 @@ impl ServerState {
         spans: SpanStore,
         config: &ServerConfig,
         evals: crate::eval::Evals,
+        yaml_apps: Option<crate::builder::YamlApps>,
     ) -> Self {
         Self {
-            apps,
+            apps: apps
+                .into_iter()
+                .map(|(name, runner)| (name, RwLock::new(runner)))
+                .collect(),
+            yaml_apps,
             spans,
             dev_ui_dir: config.dev_ui_dir.clone(),
             evals,
@@ -101,10 +114,11 @@ impl ServerState {
         }
     }
 
-    /// The runner of app `name`, or a 404 that lists the apps.
-    pub(crate) fn app(&self, name: &str) -> Result<&Runner, ApiError> {
+    /// The runner of app `name` (a cheap handle: a run keeps the one it started with when the
+    /// app is replaced), or a 404 that lists the apps.
+    pub(crate) fn app(&self, name: &str) -> Result<Runner, ApiError> {
         check_name("app name", name)?;
-        self.apps.get(name).ok_or_else(|| {
+        self.apps.get(name).map(read_runner).ok_or_else(|| {
             let names: Vec<&str> = self.apps.keys().map(String::as_str).collect();
             ApiError::not_found(format!(
                 "no app named {name:?}; this server serves: {}",
@@ -114,8 +128,19 @@ impl ServerState {
     }
 
     /// The apps, by name.
-    pub(crate) fn apps(&self) -> impl Iterator<Item = &Runner> {
-        self.apps.values()
+    pub(crate) fn apps(&self) -> impl Iterator<Item = Runner> + '_ {
+        self.apps.values().map(read_runner)
+    }
+
+    /// Serves `runner` for its app from the next request on; `false` when no app has its name.
+    pub(crate) fn replace_app(&self, runner: Runner) -> bool {
+        match self.apps.get(runner.app_name()) {
+            Some(slot) => {
+                *slot.write().unwrap_or_else(PoisonError::into_inner) = runner;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Answers `/ready` with 503 from now on (a shutdown signal came); runs are still taken.

@@ -43,9 +43,27 @@ const families = [...new Set(measured.map((icon) => icon.family.split(',')[0].tr
 return {icons: measured, loaded: families.map((family) => [family, document.fonts.check(`24px ${family}`)])};
 "#;
 
+/// Whether the page drew text in Google Sans from the UI's own folder: a face of the family
+/// loaded, and none failed.
+const TEXT_FONT_LOADED: &str = r#"
+if (document.fonts.status !== 'loaded') return null;
+const faces = [...document.fonts].filter((face) => face.family.replace(/['"]/g, '') === 'Google Sans');
+const loaded = faces.filter((face) => face.status === 'loaded');
+if (loaded.length === 0) return null;
+return {loaded: loaded.length, failed: faces.filter((face) => face.status === 'error').length};
+"#;
+
 /// Asserts that the icon fonts loaded (from the UI's own folder: the test machine has no
 /// internet): an icon is drawn about as wide as it is tall, not as wide as its name written out.
+/// The text font, Google Sans, loaded from there too.
 async fn assert_icons_are_drawn(browser: &Browser) {
+    let text = browser
+        .wait_for(TEXT_FONT_LOADED, "Google Sans loaded", PATIENCE)
+        .await;
+    assert_eq!(
+        text["failed"], 0,
+        "a Google Sans face failed to load: {text}"
+    );
     let measured = browser
         .wait_for(MEASURE_ICONS, "the page's icons and fonts", PATIENCE)
         .await;

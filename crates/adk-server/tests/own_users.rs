@@ -212,6 +212,13 @@ async fn security_identity_a_caller_reaches_only_its_own_user_on_every_route() {
                     assert!(status != 401 && status != 403, "{label}: {status} {answer}");
                 }
             }
+            Access::AppAuthor => {
+                // An app's files are every user's app: a caller without the admin scope is
+                // refused before anything is read or written.
+                let (status, answer) = call(&server, method.clone(), &path, Some(&ada), None).await;
+                assert_eq!(status, 403, "{label}: {answer}");
+                assert_eq!(call(&server, method, &path, None, None).await.0, 401);
+            }
             Access::Public => {
                 let (status, _) = call(&server, method, &path, None, None).await;
                 assert!(status != 401 && status != 403, "{label} is public");
@@ -219,7 +226,14 @@ async fn security_identity_a_caller_reaches_only_its_own_user_on_every_route() {
             _ => panic!("{label}: an access this test does not know"),
         }
     }
-    for access in ["PathUser", "BodyUser", "OwnData", "AnyCaller", "Public"] {
+    for access in [
+        "PathUser",
+        "BodyUser",
+        "OwnData",
+        "AnyCaller",
+        "AppAuthor",
+        "Public",
+    ] {
         assert!(seen.contains(access), "no route of {access}");
     }
 
@@ -258,4 +272,18 @@ async fn a_principal_with_the_admin_scope_acts_for_every_user() {
     let (status, sessions) = call(&server, Method::GET, &path, Some(&admin), None).await;
     assert_eq!(status, 200);
     assert_eq!(sessions[0]["id"], "by-admin");
+    // The Builder's routes let the admin through; this server (not `adk web`) serves no builder.
+    let (status, answer) = call(
+        &server,
+        Method::GET,
+        &format!("/dev/apps/{APP}/builder"),
+        Some(&admin),
+        None,
+    )
+    .await;
+    assert_eq!(status, 404, "{answer}");
+    assert!(
+        answer["detail"].as_str().unwrap().contains("adk web only"),
+        "{answer}"
+    );
 }

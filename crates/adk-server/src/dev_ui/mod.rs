@@ -1,9 +1,9 @@
 //! Getting the adk-web dev UI: its built files ship inside ADK Python's `google-adk` wheel on
 //! PyPI. [`fetch`] downloads that wheel once with pip (pinned version, checked sha256), unpacks
 //! only the UI's directory into the user cache, adds its icon fonts from npm (see
-//! `icon_fonts.rs`), and returns where it is. Nothing of it is part of this repository.
+//! `fonts.rs`), and returns where it is. Nothing of it is part of this repository.
 
-mod icon_fonts;
+mod fonts;
 
 use std::path::{Path, PathBuf};
 
@@ -68,16 +68,16 @@ pub fn default_dir() -> Option<PathBuf> {
 
 /// Makes sure the dev UI is in `dir` (see [`default_dir`]) and returns `dir`. The first call
 /// downloads the pinned `google-adk` wheel with pip and unpacks the UI, then adds the icon fonts
-/// the UI would otherwise load from Google Fonts (pinned npm packages, fetched with `npm pack`,
+/// and the Google Sans text font the UI would otherwise load from Google Fonts (pinned npm packages, fetched with `npm pack`,
 /// into `dir/fonts/`, with the page pointed at them); later calls find them there. Concurrent
 /// callers (processes too) wait for one download through a lock file. Without npm the UI is
 /// served all the same, with a warning that its icons need the internet.
 pub async fn fetch(dir: &Path) -> Result<PathBuf, ServerError> {
     let python = download_ui(dir).await?;
-    if let Err(error) = icon_fonts::install(dir, python.as_deref()).await {
+    if let Err(error) = fonts::install(dir, python.as_deref()).await {
         tracing::warn!(
             %error,
-            "the dev UI's icon fonts are not installed: without the internet its icons show as words"
+            "the dev UI's fonts are not installed: without the internet its icons show as words"
         );
     }
     Ok(dir.to_owned())

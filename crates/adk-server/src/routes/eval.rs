@@ -318,7 +318,7 @@ async fn run_set(
     let _slot = state.run_slot()?;
     let runner = state.app(app)?;
     evals
-        .run(runner, state.run_config.clone(), set, &only, config)
+        .run(&runner, state.run_config.clone(), set, &only, config)
         .await
         .map_err(|error| match error {
             // ADK answers a missing set of a run with 400.

@@ -42,10 +42,10 @@ pub(super) async fn list_apps(
     Query(query): Query<ListAppsQuery>,
 ) -> Json<Value> {
     if query.detailed {
-        let apps: Vec<Value> = state.apps().map(describe_app).collect();
+        let apps: Vec<Value> = state.apps().map(|app| describe_app(&app)).collect();
         Json(json!({ "apps": apps }))
     } else {
-        let names: Vec<&str> = state.apps().map(adk_runner::Runner::app_name).collect();
+        let names: Vec<String> = state.apps().map(|app| app.app_name().to_owned()).collect();
         Json(json!(names))
     }
 }
@@ -55,5 +55,5 @@ pub(super) async fn app_info(
     axum::extract::State(state): AppState,
     Path(app): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(describe_app(state.app(&app)?)))
+    Ok(Json(describe_app(&state.app(&app)?)))
 }

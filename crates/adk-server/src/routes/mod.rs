@@ -8,6 +8,7 @@
 
 mod active_run;
 mod artifacts;
+mod builder;
 mod cancel;
 mod debug;
 mod dev_ui;
@@ -52,6 +53,10 @@ pub enum Access {
     /// Any authenticated caller, shown only what belongs to its own user (the trace routes;
     /// A2A, whose tasks belong to the user that created them).
     OwnData,
+    /// Callers that may change an app for every user: an open server's caller (no
+    /// authentication configured) or a principal with the admin scope. The Builder tab's routes,
+    /// which read and write the app's agent files; checked by a layer before the handler runs.
+    AppAuthor,
 }
 
 /// One route: its method, its path (axum's `{param}` syntax) and who may call it.
@@ -380,6 +385,25 @@ const ROUTES: &[Route] = &[
         access: Access::AnyCaller,
         handler: || get(eval::metrics_info),
     },
+    // The Builder tab's routes (`adk web` only): an app's files are every user's app.
+    Route {
+        method: Method::GET,
+        path: "/dev/apps/{app}/builder",
+        access: Access::AppAuthor,
+        handler: || get(builder::read),
+    },
+    Route {
+        method: Method::POST,
+        path: "/dev/apps/{app}/builder/save",
+        access: Access::AppAuthor,
+        handler: || post(builder::save),
+    },
+    Route {
+        method: Method::POST,
+        path: "/dev/apps/{app}/builder/cancel",
+        access: Access::AppAuthor,
+        handler: || post(builder::cancel),
+    },
 ];
 
 /// The routes of the table, as [`RouteInfo`]s.
@@ -415,8 +439,10 @@ pub(crate) fn router(state: Arc<ServerState>) -> Router {
     let mut router = Router::new();
     for route in ROUTES {
         let mut handler = (route.handler)();
-        if route.access == Access::PathUser {
-            handler = handler.route_layer(from_fn(check_path_user));
+        match route.access {
+            Access::PathUser => handler = handler.route_layer(from_fn(check_path_user)),
+            Access::AppAuthor => handler = handler.route_layer(from_fn(check_app_author)),
+            _ => {}
         }
         router = router.route(route.path, handler);
     }
@@ -448,7 +474,21 @@ async fn check_path_user(
     }
 }
 
-/// Every route this server does not offer (the builder's, live runs): a JSON 404, so the dev UI
+/// The layer of [`Access::AppAuthor`] routes: 403 unless the caller may change an app for every
+/// user.
+async fn check_app_author(caller: Caller, request: Request, next: Next) -> Response {
+    if caller.is_admin() {
+        next.run(request).await
+    } else {
+        ApiError::forbidden(
+            "an app's agent files are every user's app: only a caller with the admin scope may \
+             read or change them",
+        )
+        .into_response()
+    }
+}
+
+/// Every route this server does not offer (live runs, say): a JSON 404, so the dev UI
 /// shows a message instead of breaking.
 async fn not_served(uri: http::Uri) -> ApiError {
     ApiError::not_found(format!("{} is not served by adk-rs", uri.path()))

@@ -119,7 +119,7 @@ async fn start(state: &ServerState, slot: RunSlot, body: &mut RunBody) -> ApiRes
     if let Some(idempotency_key) = body.idempotency_key.take() {
         // Under the session's lock: a retry waits for the first attempt, then finds what it
         // stored, whichever replica ran it.
-        if let Some(stored) = idempotency::stored_run(runner, &key, &idempotency_key).await? {
+        if let Some(stored) = idempotency::stored_run(&runner, &key, &idempotency_key).await? {
             return Ok(ActiveRun::replay(RunStream::replay(stored), admission));
         }
         idempotency::mark(&mut config.custom_metadata, idempotency_key);
@@ -130,7 +130,7 @@ async fn start(state: &ServerState, slot: RunSlot, body: &mut RunBody) -> ApiRes
         events.invocation_id().cloned(),
         runner.session_service().clone(),
     );
-    Ok(ActiveRun::new(events, admission, runner, key, watch))
+    Ok(ActiveRun::new(events, admission, &runner, key, watch))
 }
 
 /// `POST /run`: the invocation's events as a JSON array (the user's event is stored, not

@@ -1,0 +1,149 @@
+//! adk-web's Builder tab on the server side: which apps it may edit (apps described in YAML, each
+//! a folder holding `root_agent.yaml`), and how a saved app is checked and rebuilt — both given by
+//! whoever builds the apps, as the server itself knows no config format.
+//!
+//! [`YamlApps`] is handed to [`ServerBuilder::yaml_apps`](crate::ServerBuilder::yaml_apps); the
+//! routes live in `routes/builder.rs` and the file work in [`files`].
+
+pub(crate) mod files;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use adk_runner::Runner;
+use futures::future::BoxFuture;
+
+/// A boxed error of whoever rebuilds an app.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What the Builder tab's save needs from whoever builds the apps: checking a config before it is
+/// written, and building an app anew from its saved files.
+///
+/// `adk web` implements it with the YAML loader of `adk-config`; a program serving its own YAML
+/// apps does the same with its `AgentLoader`.
+pub trait AgentFiles: Send + Sync {
+    /// Checks the agent config whose root file is `root` (its sub-agent files beside it) as the
+    /// loader reads it — YAML syntax, the keys and types of the config schema, agent classes,
+    /// tool names, sub-agent files — building and starting nothing. A problem names its file,
+    /// and the line and column when it is at one place.
+    fn check<'a>(&'a self, root: &'a Path) -> BoxFuture<'a, Result<(), FileProblem>>;
+
+    /// Builds app `app` anew from its files in `dir` (the folder holding `root_agent.yaml`); the
+    /// server serves the runner from the next request on.
+    fn reload<'a>(&'a self, app: &'a str, dir: &'a Path)
+    -> BoxFuture<'a, Result<Runner, BoxError>>;
+}
+
+/// A problem in an agent config file: the file, the line and column (from 1) when the problem is
+/// at one place, and what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FileProblem {
+    /// The file the problem is in.
+    pub file: PathBuf,
+    /// The line and column, both from 1.
+    pub location: Option<(usize, usize)>,
+    /// What was wrong, and what is allowed instead.
+    pub message: String,
+}
+
+impl FileProblem {
+    /// A problem in `file`, at `location` (line, column) when known.
+    pub fn new(
+        file: impl Into<PathBuf>,
+        location: Option<(usize, usize)>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            file: file.into(),
+            location,
+            message: message.into(),
+        }
+    }
+}
+
+/// `file:line:column: message`, the form editors and terminals link to.
+impl fmt::Display for FileProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some((line, column)) = self.location {
+            write!(f, ":{line}:{column}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for FileProblem {}
+
+/// The apps adk-web's Builder tab may read and save: each app's name and the folder holding its
+/// `root_agent.yaml`, and the [`AgentFiles`] that checks and rebuilds them.
+///
+/// ```
+/// use std::path::Path;
+/// use adk_server::builder::{AgentFiles, BoxError, FileProblem, YamlApps};
+/// use futures::future::BoxFuture;
+///
+/// /// Accepts every config and rebuilds nothing (a real one calls the YAML loader).
+/// struct Lenient;
+///
+/// impl AgentFiles for Lenient {
+///     fn check<'a>(&'a self, _root: &'a Path) -> BoxFuture<'a, Result<(), FileProblem>> {
+///         Box::pin(async { Ok(()) })
+///     }
+///     fn reload<'a>(&'a self, app: &'a str, _dir: &'a Path) -> BoxFuture<'a, Result<adk_runner::Runner, BoxError>> {
+///         Box::pin(async move { Err(format!("{app} cannot be rebuilt here").into()) })
+///     }
+/// }
+///
+/// let apps = YamlApps::new(Lenient).app("weather", "agents/weather");
+/// assert!(apps.dir("weather").is_some());
+/// assert!(apps.dir("other").is_none());
+/// ```
+#[derive(Clone)]
+pub struct YamlApps {
+    dirs: BTreeMap<String, PathBuf>,
+    files: Arc<dyn AgentFiles>,
+    /// One save or draft change at a time, so two tabs saving at once cannot interleave files.
+    writing: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl YamlApps {
+    /// No apps yet, checked and rebuilt by `files`.
+    pub fn new(files: impl AgentFiles + 'static) -> Self {
+        Self {
+            dirs: BTreeMap::new(),
+            files: Arc::new(files),
+            writing: Arc::default(),
+        }
+    }
+
+    /// Lets the Builder tab edit app `name`, whose `root_agent.yaml` is in `dir`.
+    #[must_use]
+    pub fn app(mut self, name: impl Into<String>, dir: impl Into<PathBuf>) -> Self {
+        self.dirs.insert(name.into(), dir.into());
+        self
+    }
+
+    /// The folder of app `name`, when the Builder tab may edit it.
+    pub fn dir(&self, name: &str) -> Option<&Path> {
+        self.dirs.get(name).map(PathBuf::as_path)
+    }
+
+    pub(crate) fn files(&self) -> &dyn AgentFiles {
+        self.files.as_ref()
+    }
+
+    pub(crate) async fn lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.writing.lock().await
+    }
+}
+
+impl fmt::Debug for YamlApps {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("YamlApps")
+            .field("dirs", &self.dirs)
+            .finish_non_exhaustive()
+    }
+}
