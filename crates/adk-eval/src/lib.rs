@@ -30,7 +30,7 @@ pub use result::{
     EvalCaseResult, EvalMetricResult, EvalMetricResultDetails, EvalMetricResultPerInvocation,
     EvalSetResult, RESULT_FILE_EXTENSION,
 };
-pub use simulation::UserSimulatorConfig;
+pub use simulation::{UserSimulatorConfig, UserSimulatorKind};
 
 /// Splits an `adk eval` argument `path:case_1,case_2` into the eval set's path and the cases to
 /// run (all when none are named), as ADK's command line reads it.

@@ -279,9 +279,8 @@ impl Llm for ReadyModel {
                 .summary_model()
                 .await
                 .map_err(|error| Error::new(ErrorKind::Config, error.one_line()))?;
-            Ok(resolved.get_or_init(|| llm).clone())
+            Ok::<_, Error>(resolved.get_or_init(|| llm).generate(request, mode))
         })
-        .map_ok(move |llm| llm.generate(request, mode))
         .try_flatten()
         .boxed()
     }

@@ -16,7 +16,7 @@ use adk::RunConfig;
 use adk::eval::{EvalConfig, EvalSet, Evaluator};
 use adk::model::OpenAi;
 use adk_local_model::{LocalModel, LocalModelConfig, ProgressEvent};
-use quickstart::eval::{SKY_WORD_GROUNDED, metrics};
+use quickstart::eval::{NO_REPEATED_PHRASE, SKY_WORD_GROUNDED, metrics};
 
 /// The lowest mean ROUGE-1 F-measure against the expected answers that passes.
 const RESPONSE_MATCH_FLOOR: f64 = 0.4;
@@ -64,6 +64,9 @@ async fn the_quickstart_eval_set_holds_its_floor_on_the_local_model() {
 
     for case in &result.eval_case_results {
         eprintln!("{} {}", case.eval_id, case.final_eval_status);
+        for turn in &case.eval_metric_result_per_invocation {
+            eprintln!("  answer: {}", turn.actual_invocation.final_text());
+        }
     }
     assert_eq!(result.eval_case_results.len(), set.eval_cases.len());
     // Every case holds, not only the mean: one case that regresses fails the test.
@@ -81,6 +84,12 @@ async fn the_quickstart_eval_set_holds_its_floor_on_the_local_model() {
             score("tool_trajectory_avg_score"),
             1.0,
             "{}: the tool calls are not the expected ones",
+            case.eval_id
+        );
+        assert_eq!(
+            score(NO_REPEATED_PHRASE),
+            1.0,
+            "{}: the answer repeats a phrase",
             case.eval_id
         );
         assert_eq!(

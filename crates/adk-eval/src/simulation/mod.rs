@@ -59,9 +59,19 @@ pub struct UserSimulatorConfig {
     /// Whether the conversation shown to the simulator holds tool calls and results.
     #[serde(default, alias = "includeFunctionCalls")]
     pub include_function_calls: bool,
-    /// The simulator's kind; only `llm_backed` (the default) is known.
-    #[serde(default, rename = "type", deserialize_with = "llm_backed")]
-    kind: (),
+    /// The simulator's kind (ADK's `type`).
+    #[serde(default, rename = "type")]
+    pub kind: UserSimulatorKind,
+}
+
+/// What plays the simulated user; ADK's `type` of a user simulator config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum UserSimulatorKind {
+    /// A model given the plan and the conversation writes each message (`llm_backed`).
+    #[default]
+    LlmBacked,
 }
 
 impl Default for UserSimulatorConfig {
@@ -72,7 +82,7 @@ impl Default for UserSimulatorConfig {
             max_allowed_invocations: default_invocations(),
             custom_instructions: None,
             include_function_calls: false,
-            kind: (),
+            kind: UserSimulatorKind::LlmBacked,
         }
     }
 }
@@ -115,15 +125,6 @@ fn checked_instructions<'de, D: Deserializer<'de>>(
         prompt::check_custom(text).map_err(serde::de::Error::custom)?;
     }
     Ok(instructions)
-}
-
-fn llm_backed<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
-    match Option::<String>::deserialize(deserializer)?.as_deref() {
-        None | Some("llm_backed") => Ok(()),
-        Some(other) => Err(serde::de::Error::custom(format!(
-            "the user simulator `{other}` is not available; adk-eval has `llm_backed`"
-        ))),
-    }
 }
 
 /// What the simulated user does next.
@@ -231,5 +232,31 @@ impl<'a> SimulatedUser<'a> {
             )));
         }
         Ok(text.trim().to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configs_without_a_type_are_llm_backed_and_other_types_are_refused() {
+        let config: UserSimulatorConfig =
+            serde_json::from_str(r#"{"model": "gemini-2.5-flash"}"#).unwrap();
+        assert_eq!(config.kind, UserSimulatorKind::LlmBacked);
+        assert_eq!(config.max_allowed_invocations, 20);
+        let error = serde_json::from_str::<UserSimulatorConfig>(r#"{"type": "llm_audio"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("llm_audio") && error.contains("llm_backed"),
+            "{error}"
+        );
+        let error = serde_json::from_str::<UserSimulatorConfig>(
+            r#"{"custom_instructions": "Plan: {{ conversation_plan }}"}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("{{ stop_signal }}"), "{error}");
     }
 }
