@@ -38,9 +38,13 @@ async fn answers(client: &reqwest::Client, base: &str, app: &str) -> Vec<String>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_typed_into_the_dev_ui_gets_an_answer_from_the_local_model() {
+    // Eval sets and results go to the test's own folder, never the working directory.
+    let evals = tempfile::tempdir().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_adk"));
     command
         .arg("web")
+        .arg("--eval-storage-uri")
+        .arg(evals.path())
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("ADK_NO_LOCAL_MODEL");
@@ -105,6 +109,12 @@ async fn a_message_typed_into_the_dev_ui_gets_an_answer_from_the_local_model() {
         .await;
     let text = browser.text().await;
     assert!(text.contains("Tool Trajectory"), "{row}: {text}");
+    assert!(
+        evals
+            .path()
+            .join("quickstart/weather_checks.evalset.json")
+            .exists()
+    );
     browser
         .screenshot(&screenshots.join("eval-result.png"))
         .await;
