@@ -234,23 +234,23 @@ async fn a_scenario_case_without_a_simulator_fails_and_says_why() {
             EvalCase::new("scripted", Vec::new()),
         ],
     );
-    let result = Evaluator::new("weather", Arc::new(weather_agent(agent_model)))
-        .evaluate(&set)
-        .await
-        .unwrap();
-    let message = result.eval_case_results[0]
-        .error_message
-        .as_deref()
-        .unwrap();
+    let evaluator = Evaluator::new("weather", Arc::new(weather_agent(agent_model)));
+    let (message, cases) = first_case_error(evaluator, &set).await;
     assert!(
         message.contains("simulated") && message.contains("Evaluator::user_simulator"),
         "{message}"
     );
-    assert_eq!(
-        result.eval_case_results.len(),
-        2,
-        "the other cases still run"
-    );
+    assert_eq!(cases, 2, "the other cases still run");
+}
+
+/// The error message of `set`'s first case under `evaluator`, and how many cases ran.
+async fn first_case_error(evaluator: Evaluator, set: &EvalSet) -> (String, usize) {
+    let result = evaluator.evaluate(set).await.unwrap();
+    let message = result.eval_case_results[0]
+        .error_message
+        .clone()
+        .expect("the case failed with a message");
+    (message, result.eval_case_results.len())
 }
 
 #[tokio::test]
@@ -258,15 +258,9 @@ async fn a_failing_simulator_model_fails_the_case_not_the_eval() {
     let agent_model = ScriptedModel::new("agent").then_text("Paris is sunny.");
     let user = ScriptedModel::new("user").then_fail("quota exhausted");
     let set = EvalSet::new("weather", vec![EvalCase::simulated("broken", scenario())]);
-    let result = Evaluator::new("weather", Arc::new(weather_agent(agent_model)))
-        .user_simulator(Arc::new(user))
-        .evaluate(&set)
-        .await
-        .unwrap();
-    let message = result.eval_case_results[0]
-        .error_message
-        .as_deref()
-        .unwrap();
+    let evaluator = Evaluator::new("weather", Arc::new(weather_agent(agent_model)))
+        .user_simulator(Arc::new(user));
+    let (message, _) = first_case_error(evaluator, &set).await;
     assert!(
         message.contains("user simulator") && message.contains("quota exhausted"),
         "{message}"

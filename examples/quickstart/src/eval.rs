@@ -119,25 +119,17 @@ pub struct SkyWordGrounded;
 #[async_trait::async_trait]
 impl Metric for SkyWordGrounded {
     async fn evaluate(&self, input: MetricInput<'_>) -> Result<EvaluationResult, EvalError> {
-        let threshold = input.criterion.threshold;
-        let results = input
-            .actual
-            .iter()
-            .enumerate()
-            .map(|(index, invocation)| {
-                let expected = input
-                    .expected
-                    .and_then(|expected| expected.get(index))
-                    .map(Invocation::final_text);
-                let score = grounded_against(
-                    &invocation.final_text(),
-                    &tool_skies(invocation),
-                    expected.as_deref(),
-                );
-                PerInvocationResult::scored(Some(if score { 1.0 } else { 0.0 }), threshold)
-            })
-            .collect();
-        Ok(EvaluationResult::mean_of(results, threshold))
+        Ok(score_each(&input, |index, invocation| {
+            let expected = input
+                .expected
+                .and_then(|expected| expected.get(index))
+                .map(Invocation::final_text);
+            grounded_against(
+                &invocation.final_text(),
+                &tool_skies(invocation),
+                expected.as_deref(),
+            )
+        }))
     }
 }
 
@@ -177,17 +169,29 @@ pub struct NoRepeatedPhrase;
 #[async_trait::async_trait]
 impl Metric for NoRepeatedPhrase {
     async fn evaluate(&self, input: MetricInput<'_>) -> Result<EvaluationResult, EvalError> {
-        let threshold = input.criterion.threshold;
-        let results = input
-            .actual
-            .iter()
-            .map(|invocation| {
-                let clean = repeated_phrase(&invocation.final_text()).is_none();
-                PerInvocationResult::scored(Some(if clean { 1.0 } else { 0.0 }), threshold)
-            })
-            .collect();
-        Ok(EvaluationResult::mean_of(results, threshold))
+        Ok(score_each(&input, |_, invocation| {
+            repeated_phrase(&invocation.final_text()).is_none()
+        }))
     }
+}
+
+/// Scores each invocation of `input` 1 when `passes(index, invocation)`, else 0, and the case
+/// the mean.
+fn score_each(
+    input: &MetricInput<'_>,
+    passes: impl Fn(usize, &Invocation) -> bool,
+) -> EvaluationResult {
+    let threshold = input.criterion.threshold;
+    let results = input
+        .actual
+        .iter()
+        .enumerate()
+        .map(|(index, invocation)| {
+            let score = if passes(index, invocation) { 1.0 } else { 0.0 };
+            PerInvocationResult::scored(Some(score), threshold)
+        })
+        .collect();
+    EvaluationResult::mean_of(results, threshold)
 }
 
 /// The quickstart's custom metrics, by name, for an evaluator or the command line.
