@@ -38,9 +38,13 @@ async fn answers(client: &reqwest::Client, base: &str, app: &str) -> Vec<String>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_typed_into_the_dev_ui_gets_an_answer_from_the_local_model() {
+    // Eval sets and results go to the test's own folder, never the working directory.
+    let evals = tempfile::tempdir().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_adk"));
     command
         .arg("web")
+        .arg("--eval-storage-uri")
+        .arg(evals.path())
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("ADK_NO_LOCAL_MODEL");
@@ -73,10 +77,46 @@ async fn a_message_typed_into_the_dev_ui_gets_an_answer_from_the_local_model() {
     browser.wait_for_text(shown.trim(), PATIENCE).await;
     let text = browser.text().await;
     assert!(text.contains("What is the weather in Paris?"), "{text}");
+    let screenshots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("adk-web-local-model");
+    browser.screenshot(&screenshots.join("answered.png")).await;
+
+    // The conversation becomes an eval case in the Evals tab, which replays it on the local model
+    // and shows the scores (whether it passes is the model's affair; a result row is shown).
+    browser.click_text("Evals").await;
+    browser.wait_for_text("Eval Sets", PATIENCE).await;
+    browser.click_text("New").await;
+    browser.fill_dialog_input("weather_checks", PATIENCE).await;
+    browser.click_text("Create").await;
+    browser.wait_for_text("weather_checks", PATIENCE).await;
+    browser.click_text("weather_checks").await;
     browser
-        .screenshot(
-            &PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("adk-web-local-model/answered.png"),
+        .wait_for_text("From Current Session", PATIENCE)
+        .await;
+    browser.click_text("From Current Session").await;
+    browser.fill_dialog_input("paris", PATIENCE).await;
+    browser.click_text("Create").await;
+    browser.wait_for_text("paris", PATIENCE).await;
+    browser.click_text("Run All").await;
+    browser.wait_for_text("Reset to Default", PATIENCE).await;
+    browser.click_text("Run").await;
+    let row = browser
+        .wait_for(
+            "const line = document.body.innerText.split('\\n').find((l) => /^1 (PASS|FAIL)$/.test(l.trim()));
+             return line ? line.trim() : null;",
+            "the eval result row",
+            PATIENCE,
         )
+        .await;
+    let text = browser.text().await;
+    assert!(text.contains("Tool Trajectory"), "{row}: {text}");
+    assert!(
+        evals
+            .path()
+            .join("quickstart/weather_checks.evalset.json")
+            .exists()
+    );
+    browser
+        .screenshot(&screenshots.join("eval-result.png"))
         .await;
 
     let (success, rest) = served.terminate().await;

@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::criterion::Criterion;
 use crate::error::{EvalError, parse_json};
+use crate::simulation::UserSimulatorConfig;
 
 /// The name of the config file ADK looks for beside an eval set.
 pub const TEST_CONFIG_FILE: &str = "test_config.json";
@@ -52,6 +53,10 @@ pub struct EvalConfig {
     /// name is registered with the evaluator.
     #[serde(default, alias = "customMetrics")]
     pub custom_metrics: Option<Map<String, Value>>,
+    /// How the simulated user of cases with a conversation scenario is run; ADK's defaults when
+    /// unset.
+    #[serde(default, alias = "userSimulatorConfig")]
+    pub user_simulator_config: Option<UserSimulatorConfig>,
 }
 
 impl Default for EvalConfig {
@@ -70,6 +75,7 @@ impl Default for EvalConfig {
                 ),
             ],
             custom_metrics: None,
+            user_simulator_config: None,
         }
     }
 }
@@ -80,6 +86,7 @@ impl EvalConfig {
         Self {
             criteria: criteria.into_iter().collect(),
             custom_metrics: None,
+            user_simulator_config: None,
         }
     }
 
@@ -124,6 +131,12 @@ impl EvalConfig {
         let metric = metric.into();
         self.criteria.retain(|(name, _)| *name != metric);
         self.criteria.push((metric, criterion));
+        self
+    }
+
+    /// Runs the simulated user of scenario cases with `config`.
+    pub fn with_user_simulator_config(mut self, config: UserSimulatorConfig) -> Self {
+        self.user_simulator_config = Some(config);
         self
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use adk_core::{Agent, RunConfig, SessionService};
+use adk_core::{Agent, Llm, RunConfig, SessionService};
 use adk_session::{InMemoryArtifactService, InMemoryMemoryService, InMemorySessionService};
 use futures::{Stream, StreamExt as _};
 
@@ -15,7 +15,7 @@ use crate::eval_set::{EvalCase, EvalSet, Invocation};
 use crate::inference::{Harness, Inference};
 use crate::metrics::{
     self, EvalStatus, EvaluationResult, FinalResponseMatchV2, Judge, Metric, MetricInput,
-    PerInvocationResult, ResponseMatch, RubricMetric, ToolTrajectory,
+    PerInvocationResult, ResponseMatch, RubricMetric, ToolTrajectory, UserSimulatorQuality,
 };
 use crate::result::{
     EvalCaseResult, EvalMetricResult, EvalMetricResultDetails, EvalMetricResultPerInvocation,
@@ -61,6 +61,7 @@ pub struct Evaluator {
     run_config: RunConfig,
     metrics: HashMap<String, Arc<dyn Metric>>,
     judge: Option<Arc<dyn Judge>>,
+    user_simulator: Option<Arc<dyn Llm>>,
     sessions: Option<Arc<dyn SessionService>>,
 }
 
@@ -80,6 +81,7 @@ impl Evaluator {
             run_config: RunConfig::default(),
             metrics: HashMap::new(),
             judge: None,
+            user_simulator: None,
             sessions: None,
         }
     }
@@ -117,6 +119,43 @@ impl Evaluator {
     pub fn judge(mut self, judge: impl crate::IntoJudge) -> Self {
         let judge = judge.into_judge();
         self.judge = Some(judge);
+        self
+    }
+
+    /// The model that plays the user of cases with a
+    /// [`conversation_scenario`](EvalCase::conversation_scenario), run as the config's
+    /// [`user_simulator_config`](EvalConfig::user_simulator_config) says. Without one, such cases
+    /// fail with a message saying so.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use std::sync::Arc;
+    /// use adk_eval::{ConversationScenario, EvalCase, EvalSet, Evaluator};
+    /// use adk_flow::LlmAgent;
+    /// use adk_test::ScriptedModel;
+    ///
+    /// let agent_model = ScriptedModel::new("agent").then_text("Paris is sunny.");
+    /// let agent = LlmAgent::builder("weather").model(Arc::new(agent_model)).build().unwrap();
+    /// // The simulated user's first message is the starting prompt; then it ends the conversation.
+    /// let user = ScriptedModel::new("user").then_text("</finished>");
+    /// let set = EvalSet::new(
+    ///     "weather",
+    ///     vec![EvalCase::simulated(
+    ///         "paris",
+    ///         ConversationScenario::new("Weather in Paris?", "Ask for Paris, then stop."),
+    ///     )],
+    /// );
+    /// let result = Evaluator::new("weather", Arc::new(agent))
+    ///     .user_simulator(Arc::new(user))
+    ///     .evaluate(&set)
+    ///     .await
+    ///     .unwrap();
+    /// let case = &result.eval_case_results[0];
+    /// assert_eq!(case.eval_metric_result_per_invocation.len(), 1);
+    /// # });
+    /// ```
+    pub fn user_simulator(mut self, model: impl adk_core::IntoLlm) -> Self {
+        self.user_simulator = Some(model.into_llm());
         self
     }
 
@@ -213,6 +252,12 @@ impl Evaluator {
             sessions,
             artifacts: Arc::new(InMemoryArtifactService::new()),
             memory: Arc::new(InMemoryMemoryService::new()),
+            user_simulator: self.user_simulator.clone(),
+            user_simulator_config: self
+                .config
+                .user_simulator_config
+                .clone()
+                .unwrap_or_default(),
         }
     }
 
@@ -231,6 +276,9 @@ impl Evaluator {
                     }
                     metrics::RUBRIC_BASED_TOOL_USE_QUALITY_V1 => {
                         Arc::new(RubricMetric::tool_use_quality(judge.clone()))
+                    }
+                    metrics::PER_TURN_USER_SIMULATOR_QUALITY_V1 => {
+                        Arc::new(UserSimulatorQuality::new(judge.clone()))
                     }
                     _ => Arc::new(RubricMetric::final_response_quality(judge.clone())),
                 }),

@@ -1,6 +1,6 @@
-//! Running an eval case: each user message of its conversation through the real runner, in a
-//! session of its own, and the events turned into the [`Invocation`]s the metrics score, as ADK
-//! Python's eval does.
+//! Running an eval case: each user message of its conversation (or each message its simulated
+//! user makes up) through the real runner, in a session of its own, and the events turned into the
+//! [`Invocation`]s the metrics score, as ADK Python's eval does.
 //!
 //! Per invocation, the final answer is the content of the last final-response event; the events
 //! kept in between are those with text, inline data or tool calls and responses (the final event
@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use adk_core::{
-    Agent, ArtifactService, Content, CreateSessionRequest, Event, GetSessionRequest, IdGen,
+    Agent, ArtifactService, Content, CreateSessionRequest, Event, GetSessionRequest, IdGen, Llm,
     MemoryService, PartData, RunConfig, Session, SessionKey, SessionService, USER_AUTHOR,
     UuidIdGen,
 };
@@ -19,7 +19,10 @@ use futures::StreamExt as _;
 use serde_json::Value;
 
 use crate::error::{EvalError, EvalErrorKind};
-use crate::eval_set::{EvalCase, IntermediateData, Invocation, InvocationEvent, InvocationEvents};
+use crate::eval_set::{
+    ConversationScenario, EvalCase, IntermediateData, Invocation, InvocationEvent, InvocationEvents,
+};
+use crate::simulation::{NextMessage, SimulatedUser, UserSimulatorConfig};
 
 /// The user id of a case whose session input names none, as ADK uses.
 pub(crate) const DEFAULT_USER_ID: &str = "test_user_id";
@@ -35,6 +38,9 @@ pub(crate) struct Harness {
     pub(crate) session_prefix: &'static str,
     pub(crate) artifacts: Arc<dyn ArtifactService>,
     pub(crate) memory: Arc<dyn MemoryService>,
+    /// The model that plays the user of scenario cases, if any.
+    pub(crate) user_simulator: Option<Arc<dyn Llm>>,
+    pub(crate) user_simulator_config: UserSimulatorConfig,
 }
 
 /// A case's run: where it ran and what came of it.
@@ -84,12 +90,6 @@ impl Harness {
         case: &EvalCase,
         key: &SessionKey,
     ) -> Result<Vec<Invocation>, EvalError> {
-        let conversation = case.conversation.as_deref().ok_or_else(|| {
-            EvalError::config(format!(
-                "eval case `{}` has a conversation scenario, which needs ADK's user simulator; adk-eval runs only cases with a `conversation`",
-                case.eval_id
-            ))
-        })?;
         self.open_session(case, key).await?;
         let runner = Runner::builder(
             key.app_name.clone(),
@@ -100,29 +100,25 @@ impl Harness {
         .memory_service(self.memory.clone())
         .build()
         .map_err(|error| run_error(case, "cannot set up the runner", error))?;
-        let mut invocations = Vec::with_capacity(conversation.len());
-        for expected in conversation {
-            let started = Instant::now();
-            let mut events = Vec::new();
-            let mut stream = Box::pin(
-                runner.run_request(
-                    RunRequest::new(key.user_id.clone(), key.session_id.clone())
-                        .message(expected.user_content.clone())
-                        .run_config(self.run_config.clone()),
-                ),
-            );
-            while let Some(event) = stream.next().await {
-                let event = event.map_err(|error| run_error(case, "the agent failed", error))?;
-                if !event.is_partial() {
-                    events.push(event);
+        let mut invocations = match (&case.conversation, &case.conversation_scenario) {
+            (Some(conversation), _) => {
+                let mut invocations = Vec::with_capacity(conversation.len());
+                for expected in conversation {
+                    let (invocation, _) = self
+                        .turn(&runner, case, key, expected.user_content.clone())
+                        .await?;
+                    invocations.push(invocation);
                 }
+                invocations
             }
-            let mut invocation = invocation_of(expected.user_content.clone(), &events);
-            // Milliseconds, as ADK rounds it: finer digits would claim a precision the clock of a
-            // busy machine does not have.
-            invocation.duration = Some((started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0);
-            invocations.push(invocation);
-        }
+            (None, Some(scenario)) => self.simulate(&runner, case, key, scenario).await?,
+            (None, None) => {
+                return Err(EvalError::config(format!(
+                    "eval case `{}` has neither a conversation nor a conversation scenario",
+                    case.eval_id
+                )));
+            }
+        };
         let session = self
             .sessions
             .get_session(GetSessionRequest::new(key.clone()))
@@ -132,6 +128,73 @@ impl Harness {
             stamp_with_user_events(&mut invocations, &session.events);
         }
         Ok(invocations)
+    }
+
+    /// A conversation made up as it goes by the simulated user of `scenario`, until it ends the
+    /// conversation or reaches its limit of messages.
+    async fn simulate(
+        &self,
+        runner: &Runner,
+        case: &EvalCase,
+        key: &SessionKey,
+        scenario: &ConversationScenario,
+    ) -> Result<Vec<Invocation>, EvalError> {
+        let llm = self.user_simulator.as_ref().ok_or_else(|| {
+            EvalError::config(format!(
+                "eval case `{}` has a conversation scenario, which needs a model to play the user: \
+                 give the evaluator one with Evaluator::user_simulator",
+                case.eval_id
+            ))
+        })?;
+        let mut user = SimulatedUser::new(llm, &self.user_simulator_config, scenario);
+        let mut conversation: Vec<Event> = Vec::new();
+        let mut invocations = Vec::new();
+        while let NextMessage::Say(text) = user.next(&conversation).await? {
+            let message = Content::user(text);
+            let (invocation, events) = self.turn(runner, case, key, message.clone()).await?;
+            let mut said = Event::new(
+                events
+                    .first()
+                    .map(|e| e.invocation_id.clone())
+                    .unwrap_or_default(),
+                USER_AUTHOR,
+            );
+            said.response.content = Some(message);
+            conversation.push(said);
+            conversation.extend(events.into_iter().filter(|e| e.author != USER_AUTHOR));
+            invocations.push(invocation);
+        }
+        Ok(invocations)
+    }
+
+    /// One invocation of the agent on `message`: what it did, and its events.
+    async fn turn(
+        &self,
+        runner: &Runner,
+        case: &EvalCase,
+        key: &SessionKey,
+        message: Content,
+    ) -> Result<(Invocation, Vec<Event>), EvalError> {
+        let started = Instant::now();
+        let mut events = Vec::new();
+        let mut stream = Box::pin(
+            runner.run_request(
+                RunRequest::new(key.user_id.clone(), key.session_id.clone())
+                    .message(message.clone())
+                    .run_config(self.run_config.clone()),
+            ),
+        );
+        while let Some(event) = stream.next().await {
+            let event = event.map_err(|error| run_error(case, "the agent failed", error))?;
+            if !event.is_partial() {
+                events.push(event);
+            }
+        }
+        let mut invocation = invocation_of(message, &events);
+        // Milliseconds, as ADK rounds it: finer digits would claim a precision the clock of a
+        // busy machine does not have.
+        invocation.duration = Some((started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0);
+        Ok((invocation, events))
     }
 
     /// Creates the case's session with its starting state, or reuses the session its pinned id

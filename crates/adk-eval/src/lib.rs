@@ -10,13 +10,15 @@ mod inference;
 pub mod metrics;
 pub mod report;
 mod result;
+pub mod simulation;
 
 pub use config::{EvalConfig, TEST_CONFIG_FILE};
 pub use criterion::Criterion;
 pub use error::{EvalError, EvalErrorKind};
 pub use eval_set::{
-    EvalCase, EvalSet, IntermediateData, Invocation, InvocationEvent, InvocationEvents, Rubric,
-    RubricContent, SessionInput, ToolUses,
+    ConversationScenario, ConversationScenarios, EvalCase, EvalSet, IntermediateData, Invocation,
+    InvocationEvent, InvocationEvents, Rubric, RubricContent, SessionInput, ToolUses, UserBehavior,
+    UserPersona,
 };
 pub use evaluator::{EVAL_SESSION_ID_PREFIX, Evaluator};
 pub use inference::session_invocations;
@@ -28,6 +30,7 @@ pub use result::{
     EvalCaseResult, EvalMetricResult, EvalMetricResultDetails, EvalMetricResultPerInvocation,
     EvalSetResult, RESULT_FILE_EXTENSION,
 };
+pub use simulation::{UserSimulatorConfig, UserSimulatorKind};
 
 /// Splits an `adk eval` argument `path:case_1,case_2` into the eval set's path and the cases to
 /// run (all when none are named), as ADK's command line reads it.

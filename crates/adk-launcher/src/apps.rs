@@ -100,6 +100,16 @@ impl BuiltApps {
         Ok(self.models.chosen().await?.llm.clone())
     }
 
+    /// The model the command made ready, as an [`Llm`] that looks it up at its first call (see
+    /// [`Models::summary_model`]): for the server's simulated eval users, so that serving does
+    /// not start a model no app needs.
+    pub(crate) fn ready_model(&self) -> Arc<dyn Llm> {
+        Arc::new(ReadyModel {
+            models: self.models.clone(),
+            resolved: Arc::default(),
+        })
+    }
+
     /// The names of the models the command line made ready, or a word saying the apps brought
     /// their own.
     pub(crate) fn model_name(&self) -> String {
@@ -253,6 +263,43 @@ impl Summarizer for ReadyModelSummarizer {
             .await
             .map_err(|error| Error::new(ErrorKind::Config, error.one_line()))?;
         LlmSummarizer::new(llm).summarize(events).await
+    }
+}
+
+/// The model the command made ready, found at the first call.
+struct ReadyModel {
+    models: Arc<Models>,
+    /// The model once found, kept so that later calls skip the lookup and name it.
+    resolved: Arc<std::sync::OnceLock<Arc<dyn Llm>>>,
+}
+
+impl Llm for ReadyModel {
+    fn name(&self) -> &str {
+        self.resolved
+            .get()
+            .map_or("the model the command made ready", |llm| llm.name())
+    }
+
+    fn generate(
+        &self,
+        request: adk_core::LlmRequest,
+        mode: adk_core::StreamingMode,
+    ) -> adk_core::LlmResponseStream {
+        use futures::{StreamExt as _, TryStreamExt as _};
+
+        if let Some(llm) = self.resolved.get() {
+            return llm.generate(request, mode);
+        }
+        let (models, resolved) = (self.models.clone(), self.resolved.clone());
+        futures::stream::once(async move {
+            let llm = models
+                .summary_model()
+                .await
+                .map_err(|error| Error::new(ErrorKind::Config, error.one_line()))?;
+            Ok::<_, Error>(resolved.get_or_init(|| llm).generate(request, mode))
+        })
+        .try_flatten()
+        .boxed()
     }
 }
 

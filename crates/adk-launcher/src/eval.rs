@@ -43,6 +43,14 @@ pub(crate) async fn eval(
         let judge = built.chosen_model().await?;
         evaluator = evaluator.judge(LlmJudge::new(judge));
     }
+    // A simulated user, played by the chosen model, for the cases with a conversation scenario.
+    let simulated = sets
+        .iter()
+        .flat_map(|(set, _)| &set.eval_cases)
+        .any(|case| case.conversation_scenario.is_some());
+    if simulated {
+        evaluator = evaluator.user_simulator(built.chosen_model().await?);
+    }
     let unjudged = evaluator.check().context(LaunchErrorKind::Usage, || {
         "the eval config cannot run".to_owned()
     })?;

@@ -117,7 +117,9 @@ pub(crate) async fn serve(
         config = config.dev_ui_dir(dir);
     }
     config = config.eval_storage(eval_storage);
-    let mut builder = Server::builder();
+    // Eval cases with a conversation scenario need a model to play the user: the one the command
+    // made ready, looked up only when such a case runs.
+    let mut builder = Server::builder().eval_user_simulator(built.ready_model());
     for (name, metric) in metrics {
         builder = builder.eval_metric(name.clone(), metric.clone());
     }

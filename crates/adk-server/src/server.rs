@@ -49,6 +49,7 @@ impl Server {
             spans: None,
             eval_metrics: BTreeMap::new(),
             eval_judge: None,
+            eval_user_simulator: None,
             yaml_apps: None,
             #[cfg(feature = "a2a")]
             a2a: false,
@@ -196,6 +197,7 @@ pub struct ServerBuilder {
     spans: Option<SpanStore>,
     eval_metrics: BTreeMap<String, Arc<dyn adk_eval::Metric>>,
     eval_judge: Option<Arc<dyn adk_eval::Judge>>,
+    eval_user_simulator: Option<Arc<dyn adk_core::Llm>>,
     yaml_apps: Option<crate::builder::YamlApps>,
     #[cfg(feature = "a2a")]
     a2a: bool,
@@ -238,10 +240,18 @@ impl ServerBuilder {
         self
     }
 
-    /// Judges the judged metrics (`final_response_match_v2` and the rubric metrics) of the eval
-    /// routes' runs with `judge`; without one they are not offered.
+    /// Judges the judged metrics (`final_response_match_v2`, the rubric metrics and
+    /// `per_turn_user_simulator_quality_v1`) of the eval routes' runs with `judge`; without one
+    /// they are not offered.
     pub fn eval_judge(mut self, judge: impl adk_eval::IntoJudge) -> Self {
         self.eval_judge = Some(judge.into_judge());
+        self
+    }
+
+    /// Plays the user of eval cases with a conversation scenario with `model` in the eval routes'
+    /// runs (see `adk_eval::Evaluator::user_simulator`); without one, such cases fail saying so.
+    pub fn eval_user_simulator(mut self, model: impl adk_core::IntoLlm) -> Self {
+        self.eval_user_simulator = Some(model.into_llm());
         self
     }
 
@@ -293,6 +303,7 @@ impl ServerBuilder {
             crate::eval::EvalStore::new(self.config.eval_storage.clone()),
             self.eval_metrics,
             self.eval_judge,
+            self.eval_user_simulator,
         );
         Ok(Server {
             state: Arc::new(ServerState::new(

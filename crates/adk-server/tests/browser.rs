@@ -198,30 +198,6 @@ async fn the_dev_ui_draws_a_workflow_and_the_node_of_an_event() {
         .await;
 }
 
-/// Types `text` into the open dialog's input, replacing what the UI proposed.
-async fn fill_dialog_input(browser: &Browser, text: &str) {
-    browser
-        .wait_for(
-            "return document.querySelector('.cdk-overlay-container input');",
-            "the dialog's input",
-            PATIENCE,
-        )
-        .await;
-    browser
-        .execute(
-            "const input = document.querySelector('.cdk-overlay-container input');
-             input.value = '';
-             input.dispatchEvent(new Event('input', {bubbles: true}));",
-            Vec::new(),
-        )
-        .await;
-    let input = browser
-        .find(".cdk-overlay-container input")
-        .await
-        .expect("the dialog's input");
-    browser.type_text(&input, text).await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_evals_tab_makes_a_set_from_the_session_runs_it_and_shows_the_scores() {
     let dir = dev_ui::default_dir().expect("a user cache directory");
@@ -249,7 +225,7 @@ async fn the_evals_tab_makes_a_set_from_the_session_runs_it_and_shows_the_scores
     browser.wait_for_text("Eval Sets", PATIENCE).await;
     browser.click_text("New").await;
     browser.wait_for_text("Create New Eval Set", PATIENCE).await;
-    fill_dialog_input(&browser, "weather_checks").await;
+    browser.fill_dialog_input("weather_checks", PATIENCE).await;
     browser.click_text("Create").await;
     browser.wait_for_text("weather_checks", PATIENCE).await;
     assert!(
@@ -268,7 +244,7 @@ async fn the_evals_tab_makes_a_set_from_the_session_runs_it_and_shows_the_scores
     browser
         .wait_for_text("Add Current Session To Eval Set", PATIENCE)
         .await;
-    fill_dialog_input(&browser, "paris").await;
+    browser.fill_dialog_input("paris", PATIENCE).await;
     browser.click_text("Create").await;
     browser.wait_for_text("paris", PATIENCE).await;
     browser

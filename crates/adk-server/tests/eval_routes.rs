@@ -279,6 +279,78 @@ async fn a_session_becomes_a_case_that_runs_and_scores() {
 }
 
 #[tokio::test]
+async fn a_scenario_case_runs_with_the_simulated_user() {
+    // One script for the agent and the simulated user, in the order they are asked: the agent
+    // answers the starting prompt, the user asks on, the agent answers, the user ends.
+    let model = ScriptedModel::new("scripted")
+        .then_text("Paris is sunny.")
+        .then_text("And Tokyo?")
+        .then_text("Tokyo is rainy.")
+        .then_text("</finished>");
+    let server = TestServer::start(model).await;
+    let set = json!({"eval_set_id": "simulated", "eval_cases": [{
+        "eval_id": "two_cities",
+        "conversation_scenario": {
+            "starting_prompt": "Weather in Paris?",
+            "conversation_plan": "Ask for Paris, then Tokyo, then stop.",
+            "user_persona": {"id": "terse", "description": "Says little.", "behaviors": [
+                {"name": "short", "description": "Short replies.",
+                 "behavior_instructions": ["Five words or fewer."], "violation_rubrics": []}]}
+        },
+        "session_input": {"app_name": APP, "user_id": USER, "state": {}}
+    }]});
+    let file = server.eval_dir().join("weather/simulated.evalset.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, set.to_string()).unwrap();
+
+    // The case as ADK's routes answer it: the scenario's fields in camelCase, the persona's as
+    // they are.
+    let (status, case) = server
+        .get(&format!("{EVALS}/eval_sets/simulated/evals/two_cities"))
+        .await;
+    assert_eq!(status, 200, "{case}");
+    let scenario = &case["conversationScenario"];
+    assert_eq!(scenario["startingPrompt"], "Weather in Paris?");
+    assert_eq!(
+        scenario["userPersona"]["behaviors"][0]["behavior_instructions"],
+        json!(["Five words or fewer."])
+    );
+
+    let run = json!({"eval_metrics": [{"metric_name": "response_match_score", "threshold": 0.5}]});
+    let (status, ran) = server
+        .post(&format!("{EVALS}/eval-sets/simulated/run"), run)
+        .await;
+    assert_eq!(status, 200, "{ran}");
+    let result = &ran["runEvalResults"][0];
+    assert_eq!(result.get("errorMessage"), None, "{result}");
+    let turns: Vec<(&str, &str)> = result["evalMetricResultPerInvocation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|turn| {
+            let invocation = &turn["actualInvocation"];
+            (
+                invocation["userContent"]["parts"][0]["text"]
+                    .as_str()
+                    .unwrap(),
+                invocation["finalResponse"]["parts"][0]["text"]
+                    .as_str()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        turns,
+        [
+            ("Weather in Paris?", "Paris is sunny."),
+            ("And Tokyo?", "Tokyo is rainy.")
+        ]
+    );
+    // Nothing to compare the answers with in a scenario: not evaluated, as in ADK.
+    assert_eq!(result["overallEvalMetricResults"][0]["evalStatus"], 3);
+}
+
+#[tokio::test]
 async fn names_that_could_escape_the_folder_are_refused() {
     let server = TestServer::start(ScriptedModel::new("scripted")).await;
     for path in [

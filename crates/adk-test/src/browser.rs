@@ -230,6 +230,28 @@ impl Browser {
         self.type_text(&input, "\u{E007}").await;
     }
 
+    /// Types `text` into the input of the dialog adk-web has open, replacing what it proposed.
+    pub async fn fill_dialog_input(&self, text: &str, patience: Duration) {
+        self.wait_for(
+            "return document.querySelector('.cdk-overlay-container input');",
+            "the dialog's input",
+            patience,
+        )
+        .await;
+        self.execute(
+            "const input = document.querySelector('.cdk-overlay-container input');
+             input.value = '';
+             input.dispatchEvent(new Event('input', {bubbles: true}));",
+            Vec::new(),
+        )
+        .await;
+        let input = self
+            .find(".cdk-overlay-container input")
+            .await
+            .expect("the dialog's input");
+        self.type_text(&input, text).await;
+    }
+
     /// Saves a PNG screenshot of the window at `path` (its folder is created).
     pub async fn screenshot(&self, path: &Path) -> PathBuf {
         let answer = self

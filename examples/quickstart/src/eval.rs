@@ -1,6 +1,6 @@
-//! The quickstart's own eval metric, `sky_word_grounded`: the weather an answer states must be
+//! The quickstart's own eval metrics: `sky_word_grounded` (the weather an answer states must be
 //! the weather a tool returned, and an answer must state the weather whenever the expected answer
-//! does.
+//! does) and `no_repeated_phrase` (an answer says each phrase of three words or more once).
 //!
 //! The eval set `eval/quickstart.evalset.json` and its `eval/test_config.json` hold the agent to
 //! it, beside ADK's `tool_trajectory_avg_score` and `response_match_score`:
@@ -119,29 +119,88 @@ pub struct SkyWordGrounded;
 #[async_trait::async_trait]
 impl Metric for SkyWordGrounded {
     async fn evaluate(&self, input: MetricInput<'_>) -> Result<EvaluationResult, EvalError> {
-        let threshold = input.criterion.threshold;
-        let results = input
-            .actual
-            .iter()
-            .enumerate()
-            .map(|(index, invocation)| {
-                let expected = input
-                    .expected
-                    .and_then(|expected| expected.get(index))
-                    .map(Invocation::final_text);
-                let score = grounded_against(
-                    &invocation.final_text(),
-                    &tool_skies(invocation),
-                    expected.as_deref(),
-                );
-                PerInvocationResult::scored(Some(if score { 1.0 } else { 0.0 }), threshold)
-            })
-            .collect();
-        Ok(EvaluationResult::mean_of(results, threshold))
+        Ok(score_each(&input, |index, invocation| {
+            let expected = input
+                .expected
+                .and_then(|expected| expected.get(index))
+                .map(Invocation::final_text);
+            grounded_against(
+                &invocation.final_text(),
+                &tool_skies(invocation),
+                expected.as_deref(),
+            )
+        }))
     }
+}
+
+/// The repetition metric's name, as `test_config.json` names it.
+pub const NO_REPEATED_PHRASE: &str = "no_repeated_phrase";
+
+/// The phrase of three words or more that `answer` says twice, if any: the first three-word run
+/// (words being letters and digits, case ignored) that comes back later in the answer. A small
+/// model stuck in a loop ("21.0 Celsius, 21.0 Sunny Sky, 21.0 Celsius, ...") repeats one.
+///
+/// ```
+/// use quickstart::eval::repeated_phrase;
+///
+/// assert_eq!(repeated_phrase("It is sunny in Paris, 21 °C."), None);
+/// assert_eq!(
+///     repeated_phrase("21.0 Celsius, 21.0 Sunny Sky, 21.0 Celsius, 21.0 Sunny Sky"),
+///     Some("21 0 celsius".to_owned())
+/// );
+/// ```
+pub fn repeated_phrase(answer: &str) -> Option<String> {
+    let words: Vec<String> = answer
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    words
+        .windows(3)
+        .find(|phrase| !seen.insert(*phrase))
+        .map(|phrase| phrase.join(" "))
+}
+
+/// The `no_repeated_phrase` metric: 1 for an answer with no [`repeated_phrase`], else 0.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRepeatedPhrase;
+
+#[async_trait::async_trait]
+impl Metric for NoRepeatedPhrase {
+    async fn evaluate(&self, input: MetricInput<'_>) -> Result<EvaluationResult, EvalError> {
+        Ok(score_each(&input, |_, invocation| {
+            repeated_phrase(&invocation.final_text()).is_none()
+        }))
+    }
+}
+
+/// Scores each invocation of `input` 1 when `passes(index, invocation)`, else 0, and the case
+/// the mean.
+fn score_each(
+    input: &MetricInput<'_>,
+    passes: impl Fn(usize, &Invocation) -> bool,
+) -> EvaluationResult {
+    let threshold = input.criterion.threshold;
+    let results = input
+        .actual
+        .iter()
+        .enumerate()
+        .map(|(index, invocation)| {
+            let score = if passes(index, invocation) { 1.0 } else { 0.0 };
+            PerInvocationResult::scored(Some(score), threshold)
+        })
+        .collect();
+    EvaluationResult::mean_of(results, threshold)
 }
 
 /// The quickstart's custom metrics, by name, for an evaluator or the command line.
 pub fn metrics() -> Vec<(String, Arc<dyn Metric>)> {
-    vec![(SKY_WORD_GROUNDED.to_owned(), SkyWordGrounded.into_metric())]
+    vec![
+        (SKY_WORD_GROUNDED.to_owned(), SkyWordGrounded.into_metric()),
+        (
+            NO_REPEATED_PHRASE.to_owned(),
+            NoRepeatedPhrase.into_metric(),
+        ),
+    ]
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Invocation, Rubric, is_zero};
+use super::{ConversationScenario, Invocation, Rubric, is_zero};
 
 /// One eval case: a conversation to replay and what the agent should do in it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -16,13 +16,14 @@ pub struct EvalCase {
     /// The user's messages, one per invocation, with the expected answers and tool uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation: Option<Vec<Invocation>>,
-    /// A scenario for a simulated user (ADK's user simulator; not run by adk-eval).
+    /// A scenario for a simulated user, who makes up the conversation as it goes (see
+    /// [`Evaluator::user_simulator`](crate::Evaluator::user_simulator)).
     #[serde(
         default,
         alias = "conversationScenario",
         skip_serializing_if = "Option::is_none"
     )]
-    pub conversation_scenario: Option<Value>,
+    pub conversation_scenario: Option<ConversationScenario>,
     /// The session the case starts in.
     #[serde(
         default,
@@ -70,6 +71,15 @@ impl EvalCase {
             creation_timestamp: 0.0,
             rubrics: None,
             final_session_state: None,
+        }
+    }
+
+    /// A case `eval_id` in which a simulated user follows `scenario`.
+    pub fn simulated(eval_id: impl Into<String>, scenario: ConversationScenario) -> Self {
+        Self {
+            conversation: None,
+            conversation_scenario: Some(scenario),
+            ..Self::new(eval_id, Vec::new())
         }
     }
 

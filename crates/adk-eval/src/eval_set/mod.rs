@@ -11,6 +11,7 @@ mod case;
 mod invocation;
 mod legacy;
 mod rubric;
+mod scenario;
 
 use std::path::Path;
 
@@ -20,6 +21,7 @@ pub use case::{EvalCase, SessionInput};
 pub(crate) use invocation::text_of;
 pub use invocation::{IntermediateData, Invocation, InvocationEvent, InvocationEvents, ToolUses};
 pub use rubric::{Rubric, RubricContent};
+pub use scenario::{ConversationScenario, ConversationScenarios, UserBehavior, UserPersona};
 
 use crate::error::{EvalError, JsonPath, parse_json};
 

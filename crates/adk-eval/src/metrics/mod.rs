@@ -7,6 +7,7 @@
 //! | `final_response_match_v2` | a judge's verdict, valid or not, on the final answer against the expected one; majority of `num_samples` | a [`Judge`] |
 //! | `rubric_based_final_response_quality_v1` | a judge's yes or no on each rubric about the final answer | a [`Judge`], rubrics |
 //! | `rubric_based_tool_use_quality_v1` | a judge's yes or no on each rubric about the tool calls | a [`Judge`], rubrics |
+//! | `per_turn_user_simulator_quality_v1` | whether a simulated user kept to its scenario: the starting prompt, then a judge's verdict on each later message and on where it ended; the share of turns that passed | a [`Judge`], a conversation scenario |
 //!
 //! Any other name is a custom metric, registered with the
 //! [`Evaluator`](crate::Evaluator) under that name.
@@ -16,6 +17,7 @@ mod porter;
 mod rouge;
 mod rubrics;
 mod trajectory;
+mod user_simulator_quality;
 mod verdict;
 
 use std::fmt;
@@ -31,6 +33,7 @@ pub use judge::{IntoJudge, Judge, LlmJudge};
 pub use rouge::{RougeScore, rouge_tokens, rouge1};
 pub use rubrics::RubricMetric;
 pub use trajectory::{MatchType, ToolTrajectory};
+pub use user_simulator_quality::UserSimulatorQuality;
 pub use verdict::FinalResponseMatchV2;
 
 /// The tool trajectory metric's name.
@@ -44,11 +47,15 @@ pub const RUBRIC_BASED_FINAL_RESPONSE_QUALITY_V1: &str = "rubric_based_final_res
 /// The judged tool-use rubric metric's name.
 pub const RUBRIC_BASED_TOOL_USE_QUALITY_V1: &str = "rubric_based_tool_use_quality_v1";
 
+/// The judged metric of a simulated user's turns.
+pub const PER_TURN_USER_SIMULATOR_QUALITY_V1: &str = "per_turn_user_simulator_quality_v1";
+
 /// The metrics that need a [`Judge`].
-pub const JUDGED_METRICS: [&str; 3] = [
+pub const JUDGED_METRICS: [&str; 4] = [
     FINAL_RESPONSE_MATCH_V2,
     RUBRIC_BASED_FINAL_RESPONSE_QUALITY_V1,
     RUBRIC_BASED_TOOL_USE_QUALITY_V1,
+    PER_TURN_USER_SIMULATOR_QUALITY_V1,
 ];
 
 /// Whether a metric (or a whole case) passed; written as ADK's numbers (1 to 4).

@@ -42,7 +42,7 @@ impl Metric for FinalResponseMatchV2 {
         for (actual, expected) in input.expected_pairs()? {
             let prompt = prompt(actual, expected, intermediate);
             let answers = samples(self.judge.as_ref(), &prompt, &options).await;
-            results.push(majority(&answers, threshold));
+            results.push(majority(&answers, threshold, read_verdict));
         }
         let judged: Vec<f64> = results
             .iter()
@@ -125,16 +125,21 @@ fn intermediate_texts(invocation: &Invocation) -> Vec<String> {
     }
 }
 
-/// The invocation's result from the judge's answers: a failed sample makes it not evaluated;
-/// otherwise the majority of valid and invalid verdicts wins, a tie being invalid.
-fn majority(answers: &[Option<String>], threshold: f64) -> PerInvocationResult {
+/// The invocation's result from the judge's answers, each read by `read`: a failed sample makes
+/// it not evaluated; otherwise the majority of valid and invalid verdicts wins, a tie being
+/// invalid.
+pub(crate) fn majority(
+    answers: &[Option<String>],
+    threshold: f64,
+    read: fn(&str) -> Option<bool>,
+) -> PerInvocationResult {
     if answers.iter().any(Option::is_none) {
         return PerInvocationResult::not_evaluated();
     }
     let verdicts: Vec<Option<bool>> = answers
         .iter()
         .flatten()
-        .map(|answer| read_verdict(answer))
+        .map(|answer| read(answer))
         .collect();
     let valid = verdicts
         .iter()
@@ -155,10 +160,19 @@ fn majority(answers: &[Option<String>], threshold: f64) -> PerInvocationResult {
 /// The verdict in a judge's answer: `Some(true)` for valid, `Some(false)` for invalid, `None` when
 /// it gives none.
 pub(crate) fn read_verdict(answer: &str) -> Option<bool> {
-    for (key, negated) in [
-        ("\"is_the_agent_response_valid\"", false),
-        ("\"is_the_agent_response_invalid\"", true),
-    ] {
+    read_verdict_under(
+        answer,
+        &[
+            ("\"is_the_agent_response_valid\"", false),
+            ("\"is_the_agent_response_invalid\"", true),
+        ],
+    )
+}
+
+/// The verdict in a judge's answer under the first of `keys` (a quoted JSON key, and whether it
+/// asks for invalidity) that the answer holds.
+pub(crate) fn read_verdict_under(answer: &str, keys: &[(&str, bool)]) -> Option<bool> {
+    for &(key, negated) in keys {
         let Some(start) = answer.find(key) else {
             continue;
         };
@@ -210,17 +224,22 @@ mod tests {
         let valid = Some(r#""is_the_agent_response_valid": "valid""#.to_owned());
         let invalid = Some(r#""is_the_agent_response_valid": "invalid""#.to_owned());
         assert_eq!(
-            majority(&[valid.clone(), valid.clone(), invalid.clone()], 0.5).score,
+            majority(
+                &[valid.clone(), valid.clone(), invalid.clone()],
+                0.5,
+                read_verdict
+            )
+            .score,
             Some(1.0)
         );
         assert_eq!(
-            majority(&[valid.clone(), invalid.clone()], 0.5).score,
+            majority(&[valid.clone(), invalid.clone()], 0.5, read_verdict).score,
             Some(0.0)
         );
         assert_eq!(
-            majority(&[valid, None], 0.5).eval_status,
+            majority(&[valid, None], 0.5, read_verdict).eval_status,
             EvalStatus::NotEvaluated
         );
-        assert_eq!(majority(&[Some("?".into())], 0.5).score, None);
+        assert_eq!(majority(&[Some("?".into())], 0.5, read_verdict).score, None);
     }
 }

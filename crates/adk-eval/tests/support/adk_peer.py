@@ -122,7 +122,42 @@ def write_eval_set(request):
   )
 
 
+def read_scenarios(request):
+  """A scenarios file, an eval set of scenario cases and a config with a user simulator, read as
+  `adk eval_set add_eval_case` and `adk eval` read them."""
+  from google.adk.evaluation.conversation_scenarios import ConversationScenarios
+
+  scenarios = ConversationScenarios.model_validate_json(request["scenarios"])
+  eval_set = EvalSet.model_validate_json(request["eval_set"])
+  config = EvalConfig.model_validate_json(request["config"])
+  simulator = config.user_simulator_config
+  return {
+      "scenarios": [
+          {
+              "starting_prompt": scenario.starting_prompt,
+              "conversation_plan": scenario.conversation_plan,
+              "persona": scenario.user_persona.id if scenario.user_persona else None,
+          }
+          for scenario in scenarios.scenarios
+      ],
+      "eval_set_plans": [
+          case.conversation_scenario.conversation_plan for case in eval_set.eval_cases
+      ],
+      "config": {
+          "max_allowed_invocations": simulator.max_allowed_invocations,
+          "include_function_calls": simulator.include_function_calls,
+          "model": simulator.model,
+          "metrics": [
+              [metric.metric_name, metric.threshold]
+              for metric in get_eval_metrics_from_config(config)
+              if metric.threshold is not None
+          ],
+      },
+  }
+
+
 COMMANDS = {
+    "read_scenarios": read_scenarios,
     "rouge": rouge,
     "stem": stem,
     "read_eval_set": read_eval_set,

@@ -8,6 +8,7 @@ pub(crate) mod wire;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use adk_core::Llm;
 use adk_eval::{EvalConfig, EvalSetResult, Evaluator, Judge, Metric, metrics};
 use adk_runner::Runner;
 use futures::StreamExt as _;
@@ -22,6 +23,7 @@ pub(crate) struct Evals {
     pub(crate) store: EvalStore,
     metrics: BTreeMap<String, Arc<dyn Metric>>,
     judge: Option<Arc<dyn Judge>>,
+    user_simulator: Option<Arc<dyn Llm>>,
 }
 
 impl Evals {
@@ -29,11 +31,13 @@ impl Evals {
         store: EvalStore,
         metrics: BTreeMap<String, Arc<dyn Metric>>,
         judge: Option<Arc<dyn Judge>>,
+        user_simulator: Option<Arc<dyn Llm>>,
     ) -> Self {
         Self {
             store,
             metrics,
             judge,
+            user_simulator,
         }
     }
 
@@ -66,6 +70,12 @@ impl Evals {
                 metrics::RUBRIC_BASED_TOOL_USE_QUALITY_V1,
                 "A judge model's verdict on each rubric of the case for the tool calls.",
             ));
+            infos.push(info(
+                metrics::PER_TURN_USER_SIMULATOR_QUALITY_V1,
+                "For cases with a conversation scenario: whether the simulated user kept to it, \
+                 turn by turn (the starting prompt, then a judge model's verdict on each message \
+                 and on where it ended); the share of turns that passed.",
+            ));
         }
         for name in self.metrics.keys() {
             infos.push(info(name, "A metric of this program's own."));
@@ -96,6 +106,9 @@ impl Evals {
         }
         if let Some(judge) = &self.judge {
             evaluator = evaluator.judge(judge.clone());
+        }
+        if let Some(model) = &self.user_simulator {
+            evaluator = evaluator.user_simulator(model.clone());
         }
         let mut cases = Vec::new();
         let mut stream = Box::pin(evaluator.run(&set, Some(only)));

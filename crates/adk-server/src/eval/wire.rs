@@ -22,7 +22,8 @@ const OPAQUE: &[&str] = &[
     "grounding_metadata",
     "usage_metadata",
     "app_details",
-    "conversation_scenario",
+    // ADK's personas are plain models, written with their field names as they are.
+    "user_persona",
 ];
 
 /// `value`, an eval model written by serde in snake_case, with its model fields in camelCase and

@@ -244,9 +244,11 @@ impl TestServer {
         started: Arc<Notify>,
         cancelled: Arc<Notify>,
     ) -> Self {
-        // Eval sets and results go to the test's own folder, never the working directory.
+        // Eval sets and results go to the test's own folder, never the working directory; the
+        // scripted model also plays the user of scenario cases.
         let builder = Server::builder()
             .app(runner.clone())
+            .eval_user_simulator(model.clone())
             .span_store(span_store())
             .config(config.eval_storage(dir.path().join("evals")));
         #[cfg(feature = "a2a")]
