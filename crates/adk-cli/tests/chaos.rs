@@ -296,12 +296,7 @@ fn app_folder(root: &Path, ledger: &MockServer, instance: usize) -> PathBuf {
 /// under `/r<instance>/v1`. At most 11 connections each (4 for sessions, 6 for locks, 1 for
 /// readiness), so that the replicas and a restarted one fit in PostgreSQL's default 100 beside
 /// other tests.
-async fn start_replica(
-    model: &MockServer,
-    url: &str,
-    folder: &Path,
-    instance: usize,
-) -> Served {
+async fn start_replica(model: &MockServer, url: &str, folder: &Path, instance: usize) -> Served {
     let mut command = api_server_on_postgres(
         model,
         url,

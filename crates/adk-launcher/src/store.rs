@@ -12,8 +12,7 @@ use adk_session::{
     CREDENTIAL_KEY_ENV, CredentialCipher, FileArtifactService, InMemoryArtifactService,
     InMemoryCredentialService, InMemoryMemoryService, InMemorySessionService,
     PostgresCredentialService, PostgresMemoryService, PostgresSettings, SqliteCredentialService,
-    SqliteMemoryService,
-    SqliteSessionService,
+    SqliteMemoryService, SqliteSessionService,
 };
 
 use crate::args::ServiceArgs;
