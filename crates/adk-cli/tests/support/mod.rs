@@ -256,3 +256,85 @@ impl Served {
         (status.success(), rest)
     }
 }
+
+/// A small random number generator (xorshift), seeded from the clock: the replica of each request
+/// and the moments of faults, with no dependency.
+pub(crate) struct Random(u64);
+
+impl Random {
+    pub(crate) fn seeded(salt: u64) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        Self((u64::from(nanos) ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1)
+    }
+
+    /// A number in `0..bound`.
+    pub(crate) fn below(&mut self, bound: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        usize::try_from(self.0 % bound as u64).unwrap()
+    }
+}
+
+/// The addresses of replicas of one server; a restarted replica gets a new one.
+pub(crate) type Replicas = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// The address of a replica picked at random.
+pub(crate) fn pick(replicas: &Replicas, random: &mut Random) -> String {
+    let replicas = replicas.lock().unwrap();
+    replicas[random.below(replicas.len())].clone()
+}
+
+/// Creates `session` of `user` in `app` at any replica that answers, trying up to `attempts`
+/// times.
+pub(crate) async fn create_session(
+    client: &reqwest::Client,
+    replicas: &Replicas,
+    random: &mut Random,
+    (app, user, session): (&str, &str, &str),
+    attempts: usize,
+) {
+    for _ in 0..attempts {
+        let base = pick(replicas, random);
+        let created = client
+            .post(format!("{base}/apps/{app}/users/{user}/sessions"))
+            .json(&serde_json::json!({"sessionId": session}))
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await;
+        // A conflict is an earlier attempt that created it before its answer was lost.
+        if created.is_ok_and(|response| response.status().is_success() || response.status() == 409)
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("session {session} was never created");
+}
+
+/// Asserts that every event of `acknowledged` (ids, in the order they were acknowledged) is
+/// stored exactly once among `stored` (ids, in the session's order), in that order.
+pub(crate) fn assert_stored_once_in_order<'a>(
+    session: &str,
+    stored: &[&str],
+    acknowledged: impl IntoIterator<Item = &'a str>,
+) {
+    let mut positions = Vec::new();
+    for id in acknowledged {
+        let found: Vec<usize> = (0..stored.len()).filter(|&at| stored[at] == id).collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "event {id} of {session} is stored {} times",
+            found.len()
+        );
+        positions.push(found[0]);
+    }
+    assert!(
+        positions.is_sorted(),
+        "{session}: acknowledged events out of order: {positions:?}"
+    );
+}
