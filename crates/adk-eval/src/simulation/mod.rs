@@ -99,7 +99,7 @@ impl UserSimulatorConfig {
     ///
     /// # Errors
     ///
-    /// [`EvalErrorKind::Config`](crate::EvalErrorKind::Config) when a required placeholder is
+    /// [`EvalErrorKind::Config`] when a required placeholder is
     /// missing.
     pub fn with_custom_instructions(
         mut self,
@@ -166,7 +166,7 @@ impl<'a> SimulatedUser<'a> {
     ///
     /// # Errors
     ///
-    /// [`EvalErrorKind::Run`](crate::EvalErrorKind::Run) when the simulator model fails or
+    /// [`EvalErrorKind::Run`] when the simulator model fails or
     /// answers nothing.
     pub(crate) async fn next(&mut self, events: &[Event]) -> Result<NextMessage, EvalError> {
         let limit = self.config.max_allowed_invocations;

@@ -3,7 +3,7 @@
 //! whoever builds the apps, as the server itself knows no config format.
 //!
 //! [`YamlApps`] is handed to [`ServerBuilder::yaml_apps`](crate::ServerBuilder::yaml_apps); the
-//! routes live in `routes/builder.rs` and the file work in [`files`].
+//! routes live in `routes/builder.rs` and the file work in `files.rs`.
 
 pub(crate) mod files;
 
