@@ -1,5 +1,6 @@
-//! Session backend benchmarks: appends per second to one session and to many sessions, and the
-//! latency of loading a session of 100, 1,000 and 10,000 events, on SQLite (WAL,
+//! Session backend benchmarks: appends per second to one session and to many sessions, the
+//! effect journal's cost per tool call, and the latency of loading a session of 100, 1,000 and
+//! 10,000 events, on SQLite (WAL,
 //! `synchronous = NORMAL`, a file in a temporary directory) and PostgreSQL (`$ADK_POSTGRES_URL`,
 //! a schema of its own; skipped with a notice when unset).
 //!
@@ -10,8 +11,8 @@ mod support;
 use std::sync::Arc;
 
 use adk_core::{
-    Content, CreateSessionRequest, Event, EventActions, GetSessionRequest, IdGen, InvocationId,
-    Session, SessionService, UuidIdGen,
+    Content, CreateSessionRequest, Event, EventActions, FunctionResponse, GetSessionRequest, IdGen,
+    InvocationId, Part, Role, Session, SessionService, ToolIntent, UuidIdGen,
 };
 use adk_session::{PostgresSessionService, SqliteSessionService};
 use divan::Bencher;
@@ -125,6 +126,50 @@ fn append_one_session(bencher: Bencher<'_, '_>, backend: &str) {
         RUNTIME.block_on(async {
             service
                 .append_event(&mut session, event(n))
+                .await
+                .expect("append");
+        });
+        session.events.clear();
+    });
+    storage.drop_now();
+}
+
+/// One tool call's storage, the way the flow stores it: with `journaled`, the intent recorded
+/// before the tool runs, then the event holding its function response (whose append also
+/// completes the journal entry); without, the event alone. The difference is the journal's cost
+/// per call.
+#[divan::bench(args = [("sqlite", false), ("sqlite", true), ("postgres", false), ("postgres", true)], max_time = 3)]
+fn tool_call(bencher: Bencher<'_, '_>, (backend, journaled): (&str, bool)) {
+    let Some((service, storage)) = open(backend) else {
+        return;
+    };
+    let mut session = RUNTIME.block_on(new_session(&*service));
+    let key = session.key();
+    let invocation = InvocationId::from("e-bench");
+    let mut n = 0;
+    bencher.counter(ItemsCount::new(1usize)).bench_local(|| {
+        n += 1;
+        let call_id = format!("adk-call-{n}");
+        RUNTIME.block_on(async {
+            if journaled {
+                let intent = ToolIntent::new(
+                    invocation.clone(),
+                    call_id.clone().into(),
+                    "pay",
+                    "0".repeat(64),
+                );
+                service
+                    .record_tool_intent(&key, &intent)
+                    .await
+                    .expect("record the intent");
+            }
+            let response = FunctionResponse::new("pay", json!({"paid": n})).with_id(call_id);
+            let answered = Event::new(invocation.clone(), "agent").with_content(Content::new(
+                Role::User,
+                [Part::function_response(response)],
+            ));
+            service
+                .append_event(&mut session, answered)
                 .await
                 .expect("append");
         });
