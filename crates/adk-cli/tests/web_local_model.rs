@@ -82,20 +82,9 @@ async fn a_message_typed_into_the_dev_ui_gets_an_answer_from_the_local_model() {
 
     // The conversation becomes an eval case in the Evals tab, which replays it on the local model
     // and shows the scores (whether it passes is the model's affair; a result row is shown).
-    browser.click_text("Evals").await;
-    browser.wait_for_text("Eval Sets", PATIENCE).await;
-    browser.click_text("New").await;
-    browser.fill_dialog_input("weather_checks", PATIENCE).await;
-    browser.click_text("Create").await;
-    browser.wait_for_text("weather_checks", PATIENCE).await;
-    browser.click_text("weather_checks").await;
     browser
-        .wait_for_text("From Current Session", PATIENCE)
+        .add_session_to_new_eval_set("weather_checks", "paris", PATIENCE)
         .await;
-    browser.click_text("From Current Session").await;
-    browser.fill_dialog_input("paris", PATIENCE).await;
-    browser.click_text("Create").await;
-    browser.wait_for_text("paris", PATIENCE).await;
     browser.click_text("Run All").await;
     browser.wait_for_text("Reset to Default", PATIENCE).await;
     browser.click_text("Run").await;

@@ -220,33 +220,16 @@ async fn the_evals_tab_makes_a_set_from_the_session_runs_it_and_shows_the_scores
         .wait_for_text("It is sunny in Paris.", PATIENCE)
         .await;
 
-    // A new eval set, named in the dialog.
-    browser.click_text("Evals").await;
-    browser.wait_for_text("Eval Sets", PATIENCE).await;
-    browser.click_text("New").await;
-    browser.wait_for_text("Create New Eval Set", PATIENCE).await;
-    browser.fill_dialog_input("weather_checks", PATIENCE).await;
-    browser.click_text("Create").await;
-    browser.wait_for_text("weather_checks", PATIENCE).await;
+    // A new eval set, named in the dialog, and the current session added as a case.
+    browser
+        .add_session_to_new_eval_set("weather_checks", "paris", PATIENCE)
+        .await;
     assert!(
         server
             .eval_dir()
             .join(format!("{APP}/weather_checks.evalset.json"))
             .exists()
     );
-
-    // The current session, added as a case.
-    browser.click_text("weather_checks").await;
-    browser
-        .wait_for_text("From Current Session", PATIENCE)
-        .await;
-    browser.click_text("From Current Session").await;
-    browser
-        .wait_for_text("Add Current Session To Eval Set", PATIENCE)
-        .await;
-    browser.fill_dialog_input("paris", PATIENCE).await;
-    browser.click_text("Create").await;
-    browser.wait_for_text("paris", PATIENCE).await;
     browser
         .screenshot(&screenshots().join("6-eval-case.png"))
         .await;

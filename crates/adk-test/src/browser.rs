@@ -252,6 +252,26 @@ impl Browser {
         self.type_text(&input, text).await;
     }
 
+    /// In adk-web's Evals tab, creates eval set `set` and adds the conversation on screen to it as
+    /// case `case`, waiting for each step to show.
+    pub async fn add_session_to_new_eval_set(&self, set: &str, case: &str, patience: Duration) {
+        self.click_text("Evals").await;
+        self.wait_for_text("Eval Sets", patience).await;
+        self.click_text("New").await;
+        self.wait_for_text("Create New Eval Set", patience).await;
+        self.fill_dialog_input(set, patience).await;
+        self.click_text("Create").await;
+        self.wait_for_text(set, patience).await;
+        self.click_text(set).await;
+        self.wait_for_text("From Current Session", patience).await;
+        self.click_text("From Current Session").await;
+        self.wait_for_text("Add Current Session To Eval Set", patience)
+            .await;
+        self.fill_dialog_input(case, patience).await;
+        self.click_text("Create").await;
+        self.wait_for_text(case, patience).await;
+    }
+
     /// Saves a PNG screenshot of the window at `path` (its folder is created).
     pub async fn screenshot(&self, path: &Path) -> PathBuf {
         let answer = self
