@@ -34,7 +34,7 @@ async fn the_models_next_request_carries_the_passages_and_their_citations() {
             "search_documents",
             json!({"query": "mountain weather", "top_k": 1}),
         )
-        .then_text(answer.clone());
+        .then_text(&answer);
     let guide = agent("guide", &model)
         .instruction("Answer from the documents.")
         .tool(RetrievalTool::new(corpus))
