@@ -75,7 +75,7 @@ fn corpus(chunks: usize) -> Arc<Corpus> {
     corpus
 }
 
-fn search(bencher: divan::Bencher, chunks: usize, ranking: Ranking) {
+fn search(bencher: divan::Bencher<'_, '_>, chunks: usize, ranking: Ranking) {
     let corpus = corpus(chunks);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
@@ -89,11 +89,11 @@ fn search(bencher: divan::Bencher, chunks: usize, ranking: Ranking) {
 }
 
 #[divan::bench(args = [1_000, 10_000, 100_000], sample_count = 20)]
-fn vector(bencher: divan::Bencher, chunks: usize) {
+fn vector(bencher: divan::Bencher<'_, '_>, chunks: usize) {
     search(bencher, chunks, Ranking::Vector);
 }
 
 #[divan::bench(args = [1_000, 10_000, 100_000], sample_count = 20)]
-fn fused(bencher: divan::Bencher, chunks: usize) {
+fn fused(bencher: divan::Bencher<'_, '_>, chunks: usize) {
     search(bencher, chunks, Ranking::Fused);
 }
