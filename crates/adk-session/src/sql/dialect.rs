@@ -23,7 +23,7 @@ pub(crate) trait Dialect: Database {
     /// whole state back (under its write transaction, which keeps other writers out).
     const MERGES_STATE: bool;
     /// Whether a load's events come back from the database joined into one string (SQLite's
-    /// `group_concat`); otherwise one row per event, joined here.
+    /// `group_concat`); otherwise one row per event, parsed as the rows come.
     const JOINS_EVENTS: bool;
     /// Whether the database's text can hold U+0000 (PostgreSQL's cannot).
     const TEXT_HOLDS_NUL: bool;

@@ -4,6 +4,7 @@ use adk_core::{
     CreateSessionRequest, Event, GetSessionRequest, IdGen, InvocationId, JournalEntry, ScopedState,
     Session, SessionKey, ToolIntent, UuidIdGen,
 };
+use futures::TryStreamExt as _;
 use serde_json::{Map, Value};
 use sqlx::pool::PoolConnection;
 use sqlx::query::QueryScalar;
@@ -16,7 +17,7 @@ use sqlx::{SqlSafeStr, SqlStr};
 use super::begin::Beginning;
 use super::dialect::{Dialect, Shared};
 use super::layout::{ADK_RS_VERSION_KEY, Found, PYTHON_VERSION_KEY};
-use super::{EVENT_SEPARATOR, EventFilter, event_json, is_unique_violation, parse_events};
+use super::{EventFilter, RowParser, event_json, is_unique_violation, parse_events};
 use super::{parse_state, state_json};
 use crate::error::{Error, Result};
 use crate::scoped::{apply_delta, completed_calls, merged_state, now, split_delta, stored_event};
@@ -199,17 +200,20 @@ where
                     return Ok(None);
                 };
                 let shared = Self::load_shared(conn, key, &what).await?;
-                let joined = Self::load_events(conn, key, EventFilter::of(&request), &what).await?;
-                Ok(Some((row, shared, joined)))
+                let loaded = Self::load_events(conn, key, EventFilter::of(&request), &what).await?;
+                Ok(Some((row, shared, loaded)))
             })
             .await?;
-        let Some(((state, revision, update_time), (app, user), joined)) = found else {
+        let Some(((state, revision, update_time), (app, user), loaded)) = found else {
             return Ok(None);
         };
 
         let mut session = Session::new(key.clone());
         session.state = merged_state(app, user, parse_state(&state)?);
-        session.events = parse_events(joined).await?;
+        session.events = match loaded {
+            LoadedEvents::Joined(joined) => parse_events(joined).await?,
+            LoadedEvents::Parsed(events) => events,
+        };
         session.last_update_time = D::seconds(update_time)?;
         session.revision = stored_revision(revision);
         Ok(Some(session))
@@ -487,30 +491,30 @@ where
         Ok((parse(app)?, parse(user)?))
     }
 
-    /// The stored JSON of the events `filter` selects, oldest first, joined by
-    /// [`EVENT_SEPARATOR`] (`None` when there are none).
+    /// The events `filter` selects, oldest first: their stored JSON joined by
+    /// [`EVENT_SEPARATOR`](super::EVENT_SEPARATOR) where the database joins them, to be parsed
+    /// once the snapshot is let go; otherwise parsed while their rows come in.
     async fn load_events(
         conn: &mut D::Connection,
         key: &SessionKey,
         filter: EventFilter,
         what: &str,
-    ) -> Result<Option<String>> {
+    ) -> Result<LoadedEvents> {
         let storage = |error| Error::storage(what, error);
         if D::JOINS_EVENTS {
             return Self::events_query(key, filter)?
                 .fetch_one(&mut *conn)
                 .await
+                .map(LoadedEvents::Joined)
                 .map_err(storage);
         }
-        let rows: Vec<String> = Self::events_query(key, filter)?
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(storage)?;
-        if rows.is_empty() {
-            return Ok(None);
+        let mut rows = Self::events_query::<String>(key, filter)?.fetch(&mut *conn);
+        let mut parser = RowParser::default();
+        while let Some(row) = rows.try_next().await.map_err(storage)? {
+            parser.push(row);
         }
-        let mut separator = [0; 4];
-        Ok(Some(rows.join(EVENT_SEPARATOR.encode_utf8(&mut separator))))
+        drop(rows);
+        parser.finish().await.map(LoadedEvents::Parsed)
     }
 
     /// The query of the events `filter` selects, each row an `O`.
@@ -536,6 +540,14 @@ where
         };
         Ok(sqlx::query_scalar_with(sql(statement), args))
     }
+}
+
+/// A load's events as the database gave them.
+enum LoadedEvents {
+    /// Their JSON joined into one string (`None` when there are none), not parsed yet.
+    Joined(Option<String>),
+    /// Parsed from one row each.
+    Parsed(Vec<Event>),
 }
 
 /// A statement of the dialect as sqlx takes it. (Converted outside the async code that runs it:
