@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+pub(crate) mod appends;
 pub(crate) mod begin;
 pub(crate) mod dialect;
 pub(crate) mod layout;
