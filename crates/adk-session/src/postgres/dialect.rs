@@ -146,6 +146,10 @@ impl Dialect for Postgres {
         pool.acquire().await
     }
 
+    fn try_writer(_writer: &Self::Writer) -> Option<Self::WriterGuard<'_>> {
+        None
+    }
+
     fn abandon_writer(writer: &mut PoolConnection<Postgres>) {
         writer.close_on_drop();
     }

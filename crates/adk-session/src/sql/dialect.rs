@@ -57,6 +57,10 @@ pub(crate) trait Dialect: Database {
         pool: &'a Pool<Self>,
     ) -> impl Future<Output = sqlx::Result<Self::WriterGuard<'a>>> + Send;
 
+    /// The connection to write with when nobody holds it, without waiting; `None` when it is
+    /// held, or when writers take a pooled connection (which needs waiting).
+    fn try_writer(writer: &Self::Writer) -> Option<Self::WriterGuard<'_>>;
+
     /// Marks a writer's connection to be closed rather than reused: the future beginning its
     /// transaction was dropped before the `BEGIN` was answered (see [`super::begin`]).
     fn abandon_writer(writer: &mut Self::WriterGuard<'_>);

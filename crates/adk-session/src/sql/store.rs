@@ -126,8 +126,20 @@ where
         what: &str,
         work: impl AsyncFnOnce(&mut D::Connection) -> Result<T>,
     ) -> Result<T> {
+        let writer = D::writer(&self.writer, &self.pool)
+            .await
+            .map_err(|error| Error::storage(what, error))?;
+        Self::write_on(writer, what, work).await
+    }
+
+    /// Runs `work` in a write transaction on `writer` and commits what it did; an error rolls it
+    /// back.
+    async fn write_on<T>(
+        writer: D::WriterGuard<'_>,
+        what: &str,
+        work: impl AsyncFnOnce(&mut D::Connection) -> Result<T>,
+    ) -> Result<T> {
         let storage = |error| Error::storage(what, error);
-        let writer = D::writer(&self.writer, &self.pool).await.map_err(storage)?;
         let mut writer = Beginning::new(writer, D::abandon_writer);
         let mut tx = writer
             .conn
@@ -289,12 +301,23 @@ where
         event: &Event,
     ) -> Result<u64> {
         let append = Append::prepare(key, revision, event)?;
-        if let Some(appends) = &self.appends {
-            return appends.append(append).await;
-        }
         let what = append.what.clone();
-        self.write(&what, async |conn| Self::apply_append(conn, append).await)
-            .await
+        let writer = match &self.appends {
+            // A writer nobody holds takes the append at once, in a transaction of its own, as
+            // without groups; one that is busy means others are waiting, and the append joins
+            // the next group.
+            Some(appends) => match D::try_writer(&self.writer) {
+                Some(writer) => writer,
+                None => return appends.append(append).await,
+            },
+            None => D::writer(&self.writer, &self.pool)
+                .await
+                .map_err(|error| Error::storage(&what, error))?,
+        };
+        Self::write_on(writer, &what, async |conn| {
+            Self::apply_append(conn, append).await
+        })
+        .await
     }
 
     /// The writer task of an [`AppendQueue`]: commits every append waiting in `waiters`, in

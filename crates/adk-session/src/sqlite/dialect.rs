@@ -135,6 +135,10 @@ impl Dialect for Sqlite {
         Ok(writer.lock().await)
     }
 
+    fn try_writer(writer: &Self::Writer) -> Option<Self::WriterGuard<'_>> {
+        writer.try_lock().ok()
+    }
+
     /// Nothing to do: sqlx's SQLite worker counts the transaction as it runs `BEGIN`, so a
     /// dropped `BEGIN` is rolled back by the transaction's own guard.
     fn abandon_writer(_writer: &mut tokio::sync::MutexGuard<'_, SqliteConnection>) {}
