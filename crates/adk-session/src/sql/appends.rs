@@ -3,11 +3,13 @@
 //! With one writer, every append of the process waits for the appends before it, and each paid
 //! for its own transaction: its `BEGIN IMMEDIATE`, its commit's write to the WAL, and the trips to
 //! the connection's thread between them. Under many concurrent runs that queue was what kept a
-//! stream's first event waiting. Here a writer task (`SqlStore::write_groups`) takes every append
-//! waiting when it is free and commits them in one transaction, each in a savepoint of its own,
-//! so one append's failure (a stale revision, a duplicate event) fails only that append. An
-//! append's caller hears back after the commit: its event is stored exactly when it is told so,
-//! as before. An append whose caller went away before its group began is left out.
+//! stream's first event waiting. An append that finds the writer free still runs at once; one that
+//! finds it busy waits here, and a writer task (`SqlStore::write_groups`) takes every append
+//! waiting and commits them in one transaction, with a savepoint for each append that writes more
+//! than its event and session rows, so one append's failure (a stale revision, a duplicate event)
+//! fails only that append. An append's caller hears back after the commit: its event is stored
+//! exactly when it is told so, as before. An append whose caller went away before its group
+//! began is left out.
 
 use std::fmt;
 
