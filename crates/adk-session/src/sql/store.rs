@@ -337,11 +337,14 @@ where
     /// and tells each caller its outcome once the transaction committed (or failed).
     async fn commit_group(writer: &D::Writer, pool: &Pool<D>, group: Vec<Waiting<D>>) {
         let alone = group.len() == 1;
-        let mut outcomes: Vec<(oneshot::Sender<Result<u64>>, String, Option<Result<u64>>)> =
-            Vec::with_capacity(group.len());
+        let mut outcomes: Vec<Outcome> = Vec::with_capacity(group.len());
         let mut appends = Vec::with_capacity(group.len());
         for Waiting { append, done } in group {
-            outcomes.push((done, append.what.clone(), None));
+            outcomes.push(Outcome {
+                done,
+                what: append.what.clone(),
+                applied: None,
+            });
             appends.push(append);
         }
         let committed: sqlx::Result<()> = async {
@@ -349,8 +352,8 @@ where
             let mut writer = Beginning::new(writer, D::abandon_writer);
             let mut tx = writer.conn.begin_with(sql(D::SQL.begin_write)).await?;
             writer.begun = true;
-            for (append, (_, _, outcome)) in appends.into_iter().zip(&mut outcomes) {
-                *outcome = Some(if alone || append.writes_once() {
+            for (append, outcome) in appends.into_iter().zip(&mut outcomes) {
+                outcome.applied = Some(if alone || append.writes_once() {
                     // Every refusal of such an append (stale, missing, a duplicate event) comes
                     // before it writes; a failure of the database itself fails the group.
                     let applied = Self::apply_append(&mut tx, append).await;
@@ -376,8 +379,13 @@ where
             tx.commit().await
         }
         .await;
-        for (done, what, outcome) in outcomes {
-            let outcome = match (&committed, outcome) {
+        for Outcome {
+            done,
+            what,
+            applied,
+        } in outcomes
+        {
+            let outcome = match (&committed, applied) {
                 (Ok(()), Some(outcome)) => outcome,
                 (Err(error), _) => Err(Error::storage(&what, error.to_string())),
                 // Unreachable: every append has its outcome once the group committed.
@@ -659,6 +667,14 @@ where
         };
         Ok(sqlx::query_scalar_with(sql(statement), args))
     }
+}
+
+/// What a caller of a grouped append hears: its channel, what the append was (for errors), and
+/// the append's result once it ran in the group's transaction.
+struct Outcome {
+    done: oneshot::Sender<Result<u64>>,
+    what: String,
+    applied: Option<Result<u64>>,
 }
 
 /// One event's append, prepared (checked and serialized) before it waits for the writer.
