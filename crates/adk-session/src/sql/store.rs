@@ -1,8 +1,10 @@
 //! [`SqlStore`]: the session store of every SQL database, written once over its [`Dialect`].
 
+use std::sync::Arc;
+
 use adk_core::{
-    CreateSessionRequest, Event, GetSessionRequest, IdGen, InvocationId, JournalEntry, ScopedState,
-    Session, SessionKey, ToolIntent, UuidIdGen,
+    CancelSignals, CreateSessionRequest, Event, GetSessionRequest, IdGen, InvocationId,
+    JournalEntry, ScopedState, Session, SessionKey, ToolIntent, UuidIdGen,
 };
 use serde_json::{Map, Value};
 use sqlx::pool::PoolConnection;
@@ -18,6 +20,7 @@ use super::dialect::{Dialect, Shared};
 use super::layout::{ADK_RS_VERSION_KEY, Found, PYTHON_VERSION_KEY};
 use super::{EVENT_SEPARATOR, EventFilter, event_json, is_unique_violation, parse_events};
 use super::{parse_state, state_json};
+use crate::cancel_signals::CancelBoard;
 use crate::error::{Error, Result};
 use crate::scoped::{apply_delta, completed_calls, merged_state, now, split_delta, stored_event};
 
@@ -30,6 +33,10 @@ use crate::scoped::{apply_delta, completed_calls, merged_state, now, split_delta
 pub(crate) struct SqlStore<D: Dialect> {
     pool: Pool<D>,
     writer: D::Writer,
+    /// The runs of this process waiting to hear of cancel requests.
+    cancels: Arc<CancelBoard>,
+    /// What brings other processes' cancel requests, started with the first subscriber.
+    listener: tokio::sync::OnceCell<D::CancelListener>,
 }
 
 /// The app and user states of a session's shared scopes.
@@ -48,7 +55,12 @@ where
 {
     /// A store reading from `pool` and writing through `writer`.
     pub(crate) fn new(pool: Pool<D>, writer: D::Writer) -> Self {
-        Self { pool, writer }
+        Self {
+            pool,
+            writer,
+            cancels: Arc::default(),
+            listener: tokio::sync::OnceCell::new(),
+        }
     }
 
     /// Closes the pool's connections, waiting for work in progress.
@@ -384,6 +396,28 @@ where
             }
         })
         .await
+    }
+
+    /// Keeps a request to cancel an invocation in its journal, then tells the runs of this
+    /// process and of the others sharing the database.
+    pub(crate) async fn request_cancel(
+        &self,
+        key: &SessionKey,
+        invocation_id: &InvocationId,
+    ) -> Result<()> {
+        self.record_intent(key, &adk_core::cancel_request_intent(invocation_id))
+            .await?;
+        self.cancels.announce(key);
+        D::announce_cancel(&self.pool, key).await
+    }
+
+    /// The cancel requests of a session from now on, from every process sharing the database
+    /// where it can tell.
+    pub(crate) async fn cancel_signals(&self, key: &SessionKey) -> Result<CancelSignals> {
+        self.listener
+            .get_or_try_init(|| D::listen_for_cancels(&self.pool, self.cancels.clone()))
+            .await?;
+        Ok(self.cancels.subscribe(key))
     }
 
     /// The journal of one invocation of a session, in the order its intents were recorded.

@@ -2,9 +2,13 @@
 //! transactions on one writer connection, times as ADK Python's `DATETIME` text, state merged by
 //! the writer, and a load's events joined by `group_concat`.
 
+use std::sync::Arc;
+
+use adk_core::SessionKey;
 use sqlx::{Pool, Sqlite, SqliteConnection};
 
 use super::time;
+use crate::cancel_signals::CancelBoard;
 use crate::error::Result;
 use crate::sql::dialect::{ByScope, Dialect, Statements};
 use crate::sql::layout::Plan;
@@ -114,6 +118,7 @@ impl Dialect for Sqlite {
 
     type Time = String;
     type Writer = tokio::sync::Mutex<SqliteConnection>;
+    type CancelListener = ();
     type WriterGuard<'a> = tokio::sync::MutexGuard<'a, SqliteConnection>;
 
     fn time(seconds: f64) -> String {
@@ -158,5 +163,15 @@ impl Dialect for Sqlite {
             // Version 1 is the only older one.
             Plan::Upgrade(_) => &[ADK_RS_JOURNAL],
         }
+    }
+
+    /// Nothing to tell: a session's runs are locked in one process (SQLite's session locks are
+    /// the process's own), which hears its own requests.
+    async fn announce_cancel(_pool: &Pool<Self>, _key: &SessionKey) -> Result<()> {
+        Ok(())
+    }
+
+    async fn listen_for_cancels(_pool: &Pool<Self>, _board: Arc<CancelBoard>) -> Result<()> {
+        Ok(())
     }
 }
