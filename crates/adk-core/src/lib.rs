@@ -57,9 +57,10 @@ pub use model::{
 pub use node::{NodeInfo, NodePath, Route, RouteValue};
 pub use redact::url_without_credentials;
 pub use service::{
-    ArtifactService, ArtifactVersion, CANCEL_REQUEST_CALL_ID, CreateSessionRequest,
-    GetSessionRequest, IntoArtifactService, IntoMemoryService, IntoSessionService, MemoryEntry,
-    MemoryService, SearchMemoryResponse, SessionService,
+    ArtifactService, ArtifactVersion, CANCEL_REQUEST_CALL_PREFIX, CancelSignals,
+    CreateSessionRequest, GetSessionRequest, IntoArtifactService, IntoMemoryService,
+    IntoSessionService, MemoryEntry, MemoryService, SearchMemoryResponse, SessionService,
+    cancel_request_intent,
 };
 pub use session::{Session, SessionKey};
 pub use state::{APP_PREFIX, ScopedState, State, StateScope, TEMP_PREFIX, USER_PREFIX};

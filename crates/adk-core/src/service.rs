@@ -10,13 +10,36 @@ use crate::{
     ToolIntent,
 };
 
-/// The call id under which the effect journal keeps a request to cancel an invocation
-/// ([`SessionService::request_cancel`]). It has the prefix of the ids adk-rs generates, which the
-/// flow never keeps from a provider, and is no uuid, so no real call has it.
-pub const CANCEL_REQUEST_CALL_ID: &str = "adk-cancel-request";
+/// The prefix of the call id under which the effect journal keeps a request to cancel an
+/// invocation ([`SessionService::request_cancel`]); the invocation's id follows it, so each
+/// invocation of a session has its own. It has the prefix of the ids adk-rs generates, which the
+/// flow never keeps from a provider, and no uuid follows it, so no real call has it.
+pub const CANCEL_REQUEST_CALL_PREFIX: &str = "adk-cancel-request-";
 
 /// The tool name the effect journal records with a cancel request.
 const CANCEL_REQUEST_TOOL: &str = "adk_cancel_invocation";
+
+/// The journal entry that keeps a request to cancel invocation `invocation_id`
+/// ([`SessionService::request_cancel`]).
+pub fn cancel_request_intent(invocation_id: &InvocationId) -> ToolIntent {
+    ToolIntent::new(
+        invocation_id.clone(),
+        cancel_request_call_id(invocation_id).into(),
+        CANCEL_REQUEST_TOOL,
+        "",
+    )
+}
+
+/// The call id of a request to cancel invocation `invocation_id`.
+fn cancel_request_call_id(invocation_id: &InvocationId) -> String {
+    format!("{CANCEL_REQUEST_CALL_PREFIX}{invocation_id}")
+}
+
+/// Signals that someone asked to cancel an invocation of one session
+/// ([`SessionService::cancel_signals`]): each item says "read
+/// [`cancel_requested`](SessionService::cancel_requested) again". An item may come for another
+/// invocation of the session, or for nothing (after a lost connection, say), never too few.
+pub type CancelSignals = futures::stream::BoxStream<'static, ()>;
 
 /// What to create: a session of `user_id` in `app_name`, with an id or a generated one, and a state
 /// to start from (any scope).
@@ -157,7 +180,7 @@ pub trait SessionService: Send + Sync {
 
     /// Asks whoever runs invocation `invocation_id` of session `key` to cancel it, on any replica
     /// sharing this store: the request is kept in the effect journal, under a call id no model
-    /// call has ([`CANCEL_REQUEST_CALL_ID`]), where
+    /// call has ([`CANCEL_REQUEST_CALL_PREFIX`] and the invocation's id), where
     /// [`cancel_requested`](Self::cancel_requested) finds it. Returns `false` when this service
     /// keeps no journal, so nobody else can see the request. A request stays with its invocation:
     /// a later resume of the same invocation finds it too.
@@ -165,14 +188,20 @@ pub trait SessionService: Send + Sync {
         if self.tool_journal(key, invocation_id).await?.is_none() {
             return Ok(false);
         }
-        let intent = ToolIntent::new(
-            invocation_id.clone(),
-            CANCEL_REQUEST_CALL_ID.into(),
-            CANCEL_REQUEST_TOOL,
-            "",
-        );
-        self.record_tool_intent(key, &intent).await?;
+        self.record_tool_intent(key, &cancel_request_intent(invocation_id))
+            .await?;
         Ok(true)
+    }
+
+    /// Subscribes to the cancel requests of session `key`
+    /// ([`request_cancel`](Self::request_cancel)), so a run learns it was cancelled when it is
+    /// asked instead of asking the store over and over: the stream yields once for every request
+    /// made after this call returns, on this process and, where the store can tell them, on
+    /// other processes sharing it. `None` when this service cannot tell (the default): the caller
+    /// then asks [`cancel_requested`](Self::cancel_requested) from time to time.
+    async fn cancel_signals(&self, key: &SessionKey) -> Result<Option<CancelSignals>> {
+        let _ = key;
+        Ok(None)
     }
 
     /// Whether someone asked to cancel invocation `invocation_id` of session `key`
@@ -184,10 +213,11 @@ pub trait SessionService: Send + Sync {
         invocation_id: &InvocationId,
     ) -> Result<bool> {
         let journal = self.tool_journal(key, invocation_id).await?;
+        let call_id = cancel_request_call_id(invocation_id);
         Ok(journal.is_some_and(|entries| {
             entries
                 .iter()
-                .any(|entry| entry.intent.function_call_id.as_str() == CANCEL_REQUEST_CALL_ID)
+                .any(|entry| entry.intent.function_call_id.as_str() == call_id)
         }))
     }
 

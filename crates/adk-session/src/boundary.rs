@@ -4,7 +4,8 @@
 //! store, so their trait implementation lives beside it, in `artifact::service`.)
 
 /// Implements [`adk_core::SessionService`] for `$service`, whose methods `create`, `get`, `list`,
-/// `delete`, `persist`, `record_intent` and `journal` (its own, or those of its field `$store`) return this crate's errors.
+/// `delete`, `persist`, `record_intent`, `journal`, `request_cancel` and `cancel_signals` (its own,
+/// or those of its field `$store`) return this crate's errors.
 macro_rules! session_service {
     ($service:ty $(, $store:ident)?) => {
         #[async_trait::async_trait]
@@ -77,6 +78,29 @@ macro_rules! session_service {
             ) -> adk_core::Result<Option<Vec<adk_core::JournalEntry>>> {
                 self$(.$store)?
                     .journal(key, invocation_id)
+                    .await
+                    .map(Some)
+                    .map_err($crate::error::Error::into_session)
+            }
+
+            async fn request_cancel(
+                &self,
+                key: &adk_core::SessionKey,
+                invocation_id: &adk_core::InvocationId,
+            ) -> adk_core::Result<bool> {
+                self$(.$store)?
+                    .request_cancel(key, invocation_id)
+                    .await
+                    .map(|()| true)
+                    .map_err($crate::error::Error::into_session)
+            }
+
+            async fn cancel_signals(
+                &self,
+                key: &adk_core::SessionKey,
+            ) -> adk_core::Result<Option<adk_core::CancelSignals>> {
+                self$(.$store)?
+                    .cancel_signals(key)
                     .await
                     .map(Some)
                     .map_err($crate::error::Error::into_session)

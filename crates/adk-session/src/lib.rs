@@ -3,6 +3,7 @@
 
 mod artifact;
 mod boundary;
+mod cancel_signals;
 mod credential;
 mod error;
 mod in_memory;

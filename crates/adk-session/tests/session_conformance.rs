@@ -106,4 +106,59 @@ mod storage_failures {
         service.close().await;
         drop_schema(admin, &name).await;
     }
+
+    /// A cancel request made through one replica is signalled to a run listening on another,
+    /// and still after the listening connection was killed: its subscribers are told to look
+    /// again once it listens on a new one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_cancel_requests_reach_another_replica() {
+        use futures::StreamExt as _;
+
+        let guard = std::time::Duration::from_secs(30);
+        let Some((admin, options, name)) = fresh_schema("adk_cancel_signals").await else {
+            return;
+        };
+        let asking = PostgresSessionService::connect_with(options.clone())
+            .await
+            .unwrap();
+        let listening_name = format!("{name}_listening");
+        let listening =
+            PostgresSessionService::connect_with(options.application_name(&listening_name))
+                .await
+                .unwrap();
+        let key = asking
+            .create_session(CreateSessionRequest::new(&name, "ada"))
+            .await
+            .unwrap()
+            .key();
+        let mut signals = listening.cancel_signals(&key).await.unwrap().unwrap();
+
+        let first = InvocationId::from("e-1");
+        assert!(asking.request_cancel(&key, &first).await.unwrap());
+        tokio::time::timeout(guard, signals.next())
+            .await
+            .expect("the other replica hears the request")
+            .unwrap();
+        assert!(listening.cancel_requested(&key, &first).await.unwrap());
+
+        // Every connection of the listening replica is killed, its listening one included.
+        sqlx::query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+        )
+        .bind(&listening_name)
+        .execute(&admin)
+        .await
+        .unwrap();
+        let second = InvocationId::from("e-2");
+        assert!(asking.request_cancel(&key, &second).await.unwrap());
+        tokio::time::timeout(guard, signals.next())
+            .await
+            .expect("a request made while the listener reconnects is not lost")
+            .unwrap();
+        assert!(listening.cancel_requested(&key, &second).await.unwrap());
+
+        asking.close().await;
+        listening.close().await;
+        drop_schema(admin, &name).await;
+    }
 }

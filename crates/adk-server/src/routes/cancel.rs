@@ -3,8 +3,8 @@
 //!
 //! The body names the invocation (`{"invocationId": "..."}`); without one, the session's latest
 //! invocation is meant. A run of this server is cancelled at once; otherwise the request is kept
-//! in the session store, where the replica running the invocation finds it within a fraction of
-//! a second. The route then waits for the session's lock (the run has stopped when it gets it),
+//! in the session store, which signals it to the replica running the invocation (PostgreSQL's
+//! `NOTIFY`). The route then waits for the session's lock (the run has stopped when it gets it),
 //! and, holding it, ends the invocation as cancelled if the run could not (its replica died, or
 //! the invocation was cut off or paused): every call it left unanswered is answered as cancelled
 //! and a last event (`errorCode` `CANCELLED`) says so. It answers whether the invocation ended

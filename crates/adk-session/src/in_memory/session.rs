@@ -1,14 +1,16 @@
 //! [`InMemorySessionService`]: sessions in a map behind a mutex.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use adk_core::{
-    CreateSessionRequest, Event, FunctionCallId, GetSessionRequest, IdGen, InvocationId,
-    JournalEntry, ScopedState, Session, SessionKey, ToolIntent, UuidIdGen,
+    CancelSignals, CreateSessionRequest, Event, FunctionCallId, GetSessionRequest, IdGen,
+    InvocationId, JournalEntry, ScopedState, Session, SessionKey, ToolIntent, UuidIdGen,
 };
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
+use crate::cancel_signals::CancelBoard;
 use crate::error::{Error, Result};
 use crate::scoped::{apply_delta, completed_calls, merged_state, now, split_delta, stored_event};
 
@@ -22,6 +24,8 @@ use crate::scoped::{apply_delta, completed_calls, merged_state, now, split_delta
 #[derive(Debug, Default)]
 pub struct InMemorySessionService {
     store: Mutex<Store>,
+    /// The runs waiting to hear of cancel requests.
+    cancels: Arc<CancelBoard>,
 }
 
 #[derive(Debug, Default)]
@@ -203,6 +207,19 @@ impl InMemorySessionService {
                 .push(JournalEntry::new(intent.clone(), 1, None)),
         }
         Ok(())
+    }
+
+    /// Keeps a request to cancel an invocation in its journal and tells the runs listening.
+    async fn request_cancel(&self, key: &SessionKey, invocation_id: &InvocationId) -> Result<()> {
+        self.record_intent(key, &adk_core::cancel_request_intent(invocation_id))
+            .await?;
+        self.cancels.announce(key);
+        Ok(())
+    }
+
+    /// The cancel requests of a session from now on.
+    async fn cancel_signals(&self, key: &SessionKey) -> Result<CancelSignals> {
+        Ok(self.cancels.subscribe(key))
     }
 
     /// The journal of one invocation of a session (empty for a session that does not exist).

@@ -3,9 +3,14 @@
 //! `timestamp`s bound as epoch seconds, state merged with `jsonb ||`, and text made safe for
 //! `jsonb` by the functions of `adk_rs_text.sql`.
 
+use std::sync::Arc;
+
+use adk_core::SessionKey;
 use sqlx::pool::PoolConnection;
 use sqlx::{Pool, Postgres};
 
+use super::listener::{self, CancelListener};
+use crate::cancel_signals::CancelBoard;
 use crate::error::Result;
 use crate::sql::dialect::{ByScope, Dialect, Statements};
 use crate::sql::layout::Plan;
@@ -130,6 +135,7 @@ impl Dialect for Postgres {
     type Time = f64;
     type Writer = ();
     type WriterGuard<'a> = PoolConnection<Postgres>;
+    type CancelListener = CancelListener;
 
     fn time(seconds: f64) -> f64 {
         seconds
@@ -169,5 +175,16 @@ impl Dialect for Postgres {
             Plan::Upgrade(1) => &[ADK_RS_TEXT, ADK_RS_V2, ADK_RS_JOURNAL],
             Plan::Upgrade(_) => &[ADK_RS_JOURNAL],
         }
+    }
+
+    async fn announce_cancel(pool: &Pool<Self>, key: &SessionKey) -> Result<()> {
+        listener::announce(pool, key).await
+    }
+
+    async fn listen_for_cancels(
+        pool: &Pool<Self>,
+        board: Arc<CancelBoard>,
+    ) -> Result<CancelListener> {
+        CancelListener::start(pool, board).await
     }
 }

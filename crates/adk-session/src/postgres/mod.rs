@@ -2,6 +2,7 @@
 //! service.
 
 mod dialect;
+mod listener;
 mod memory;
 mod session;
 

@@ -4,10 +4,14 @@
 
 use std::fmt::Debug;
 use std::ops::DerefMut;
+use std::sync::Arc;
+
+use adk_core::SessionKey;
 
 use sqlx::{Database, Decode, Encode, Pool, Type};
 
 use super::layout::Plan;
+use crate::cancel_signals::CancelBoard;
 use crate::error::Result;
 
 /// A database the SQL session store runs on, implemented for sqlx's `Sqlite` and `Postgres`: its
@@ -67,6 +71,24 @@ pub(crate) trait Dialect: Database {
 
     /// The scripts that carry out `plan`, in order, in one transaction.
     fn scripts(plan: Plan) -> &'static [&'static str];
+
+    /// What keeps other processes' cancel announcements coming into this one while it lives
+    /// (PostgreSQL's listening connection); `()` where only this process's requests are heard.
+    type CancelListener: Debug + Send + Sync + 'static;
+
+    /// Tells the other processes sharing the database that someone asked to cancel an
+    /// invocation of session `key` (nothing where none can run it: SQLite's sessions are locked
+    /// in one process).
+    fn announce_cancel(
+        pool: &Pool<Self>,
+        key: &SessionKey,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Starts hearing the other processes' announcements, handing them to `board`.
+    fn listen_for_cancels(
+        pool: &Pool<Self>,
+        board: Arc<CancelBoard>,
+    ) -> impl Future<Output = Result<Self::CancelListener>> + Send;
 }
 
 /// The statements of the session store. Each says what it binds, in order; the two databases

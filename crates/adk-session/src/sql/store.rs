@@ -1,8 +1,10 @@
 //! [`SqlStore`]: the session store of every SQL database, written once over its [`Dialect`].
 
+use std::sync::Arc;
+
 use adk_core::{
-    CreateSessionRequest, Event, GetSessionRequest, IdGen, InvocationId, JournalEntry, ScopedState,
-    Session, SessionKey, ToolIntent, UuidIdGen,
+    CancelSignals, CreateSessionRequest, Event, GetSessionRequest, IdGen, InvocationId,
+    JournalEntry, ScopedState, Session, SessionKey, ToolIntent, UuidIdGen,
 };
 use futures::TryStreamExt as _;
 use serde_json::{Map, Value};
@@ -21,6 +23,7 @@ use super::dialect::{Dialect, Shared};
 use super::layout::{ADK_RS_VERSION_KEY, Found, PYTHON_VERSION_KEY};
 use super::{EventFilter, RowParser, event_json, is_unique_violation, parse_events};
 use super::{parse_state, state_json};
+use crate::cancel_signals::CancelBoard;
 use crate::error::{Error, Result};
 use crate::scoped::{apply_delta, completed_calls, merged_state, now, split_delta, stored_event};
 
@@ -35,6 +38,10 @@ pub(crate) struct SqlStore<D: Dialect> {
     writer: D::Writer,
     /// Where appends wait to be committed in groups, when the store groups them.
     appends: Option<AppendQueue<D>>,
+    /// The runs of this process waiting to hear of cancel requests.
+    cancels: Arc<CancelBoard>,
+    /// What brings other processes' cancel requests, started with the first subscriber.
+    listener: tokio::sync::OnceCell<D::CancelListener>,
 }
 
 /// The app and user states of a session's shared scopes.
@@ -57,6 +64,8 @@ where
             pool,
             writer,
             appends: None,
+            cancels: Arc::default(),
+            listener: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -66,6 +75,8 @@ where
             pool,
             writer,
             appends: Some(appends),
+            cancels: Arc::default(),
+            listener: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -150,6 +161,21 @@ where
         let done = work(&mut tx).await?;
         tx.commit().await.map_err(storage)?;
         Ok(done)
+    }
+
+    /// Runs `work`, one statement that is atomic on its own, on a writer's connection outside
+    /// any transaction of ours (the database commits it alone): one round trip to the database
+    /// instead of three (`BEGIN`, the statement, `COMMIT`), for writes that need nothing read
+    /// first.
+    async fn write_alone<T>(
+        &self,
+        what: &str,
+        work: impl AsyncFnOnce(&mut D::Connection) -> Result<T>,
+    ) -> Result<T> {
+        let mut writer = D::writer(&self.writer, &self.pool)
+            .await
+            .map_err(|error| Error::storage(what, error))?;
+        work(&mut writer).await
     }
 
     /// Runs `work` in a read transaction: everything it reads comes from one snapshot.
@@ -496,7 +522,7 @@ where
                  cannot hold",
             ));
         }
-        self.write(&what, async |conn| {
+        self.write_alone(&what, async |conn| {
             let mut args = key_args::<D>(key)?;
             for text in texts.into_iter().chain([intent.args_hash.as_str()]) {
                 add(&mut args, text)?;
@@ -515,6 +541,28 @@ where
             }
         })
         .await
+    }
+
+    /// Keeps a request to cancel an invocation in its journal, then tells the runs of this
+    /// process and of the others sharing the database.
+    pub(crate) async fn request_cancel(
+        &self,
+        key: &SessionKey,
+        invocation_id: &InvocationId,
+    ) -> Result<()> {
+        self.record_intent(key, &adk_core::cancel_request_intent(invocation_id))
+            .await?;
+        self.cancels.announce(key);
+        D::announce_cancel(&self.pool, key).await
+    }
+
+    /// The cancel requests of a session from now on, from every process sharing the database
+    /// where it can tell.
+    pub(crate) async fn cancel_signals(&self, key: &SessionKey) -> Result<CancelSignals> {
+        self.listener
+            .get_or_try_init(|| D::listen_for_cancels(&self.pool, self.cancels.clone()))
+            .await?;
+        Ok(self.cancels.subscribe(key))
     }
 
     /// The journal of one invocation of a session, in the order its intents were recorded.

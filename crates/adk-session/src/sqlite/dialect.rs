@@ -4,9 +4,11 @@
 
 use std::sync::Arc;
 
+use adk_core::SessionKey;
 use sqlx::{Pool, Sqlite, SqliteConnection};
 
 use super::time;
+use crate::cancel_signals::CancelBoard;
 use crate::error::Result;
 use crate::sql::dialect::{ByScope, Dialect, Statements};
 use crate::sql::layout::Plan;
@@ -116,6 +118,7 @@ impl Dialect for Sqlite {
 
     type Time = String;
     type Writer = Arc<tokio::sync::Mutex<SqliteConnection>>;
+    type CancelListener = ();
     type WriterGuard<'a> = tokio::sync::MutexGuard<'a, SqliteConnection>;
 
     fn time(seconds: f64) -> String {
@@ -164,5 +167,15 @@ impl Dialect for Sqlite {
             // Version 1 is the only older one.
             Plan::Upgrade(_) => &[ADK_RS_JOURNAL],
         }
+    }
+
+    /// Nothing to tell: a session's runs are locked in one process (SQLite's session locks are
+    /// the process's own), which hears its own requests.
+    async fn announce_cancel(_pool: &Pool<Self>, _key: &SessionKey) -> Result<()> {
+        Ok(())
+    }
+
+    async fn listen_for_cancels(_pool: &Pool<Self>, _board: Arc<CancelBoard>) -> Result<()> {
+        Ok(())
     }
 }

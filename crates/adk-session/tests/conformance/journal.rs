@@ -1,14 +1,20 @@
 //! The effect journal's part of the conformance suite: each state a call can be in (no record,
-//! intent only, result only, both), completion in the append's own transaction, and the
-//! journal's life with its session.
+//! intent only, result only, both), completion in the append's own transaction, the journal's
+//! life with its session, and the cancel requests it keeps, signalled to who listens.
 
 use adk_core::{
     Content, ErrorKind, Event, FunctionResponse, InvocationId, JournalEntry, Part, Role,
     SessionKey, SessionService, ToolIntent,
 };
+use std::time::Duration;
+
+use futures::{FutureExt as _, StreamExt as _};
 use serde_json::json;
 
 use super::{create, get, unique_app};
+
+/// How long a test waits for a signal that should come at once, before failing.
+const GUARD: Duration = Duration::from_secs(30);
 
 /// The intent to run `call` of `charge` in invocation `e-1`.
 fn intent(call: &str) -> ToolIntent {
@@ -191,5 +197,39 @@ pub(crate) async fn journal_lives_and_dies_with_its_session(service: &dyn Sessio
             .unwrap(),
         Some(Vec::new()),
         "a re-created session starts with an empty journal"
+    );
+}
+
+pub(crate) async fn cancel_requests_are_kept_and_signalled(service: &dyn SessionService) {
+    let app = unique_app();
+    let key = create(service, &app, "ada", "s").await.key();
+    let other = create(service, &app, "ada", "other").await.key();
+    let mut signals = service
+        .cancel_signals(&key)
+        .await
+        .unwrap()
+        .expect("the service signals cancel requests");
+    let mut other_signals = service.cancel_signals(&other).await.unwrap().unwrap();
+    let invocation = InvocationId::from("e-1");
+    assert!(!service.cancel_requested(&key, &invocation).await.unwrap());
+
+    assert!(service.request_cancel(&key, &invocation).await.unwrap());
+    tokio::time::timeout(GUARD, signals.next())
+        .await
+        .expect("the subscriber hears the request")
+        .expect("the signals go on");
+    assert!(service.cancel_requested(&key, &invocation).await.unwrap());
+    let later = InvocationId::from("e-2");
+    assert!(
+        !service.cancel_requested(&key, &later).await.unwrap(),
+        "another invocation is not cancelled"
+    );
+    // A later invocation of the session has a request of its own.
+    assert!(service.request_cancel(&key, &later).await.unwrap());
+    assert!(service.cancel_requested(&key, &later).await.unwrap());
+    assert!(service.cancel_requested(&key, &invocation).await.unwrap());
+    assert!(
+        other_signals.next().now_or_never().is_none(),
+        "another session's subscriber hears nothing"
     );
 }

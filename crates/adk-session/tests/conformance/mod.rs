@@ -5,8 +5,8 @@ pub(crate) mod fixtures;
 mod journal;
 
 pub(crate) use journal::{
-    journal_completes_only_with_a_stored_event, journal_keeps_each_state_of_a_call,
-    journal_lives_and_dies_with_its_session,
+    cancel_requests_are_kept_and_signalled, journal_completes_only_with_a_stored_event,
+    journal_keeps_each_state_of_a_call, journal_lives_and_dies_with_its_session,
 };
 
 use std::collections::{BTreeSet, HashSet};
@@ -39,6 +39,7 @@ macro_rules! session_conformance {
             journal_keeps_each_state_of_a_call,
             journal_completes_only_with_a_stored_event,
             journal_lives_and_dies_with_its_session,
+            cancel_requests_are_kept_and_signalled,
         );
         // These spawn tasks, so they take the service's `Arc`.
         $crate::conformance::session_conformance!(@tests $make; shared;
