@@ -10,6 +10,7 @@
 mod support;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use adk_core::{
@@ -112,6 +113,9 @@ enum Filled {
     Postgres(PgConnectOptions),
 }
 
+/// Whether the schemas of earlier runs were dropped.
+static CLEANED: AtomicBool = AtomicBool::new(false);
+
 /// The filled database stores, by backend and chunk count.
 static FILLED: LazyLock<Mutex<HashMap<(&'static str, usize), Arc<Filled>>>> =
     LazyLock::new(Mutex::default);
@@ -185,19 +189,22 @@ async fn create(backend: &str) -> Option<Filled> {
     let admin = PgPool::connect_with(options.clone())
         .await
         .expect("connect");
-    // The schema is dropped by the next run (the benchmark process ends without a hook).
     let schema = format!("adk_bench_memory_{}", UuidIdGen.new_uuid().replace('-', ""));
-    let stale: Vec<(String,)> = sqlx::query_as(
-        "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'adk\\_bench\\_memory\\_%'",
-    )
-    .fetch_all(&admin)
-    .await
-    .expect("list old schemas");
-    for (old,) in stale {
-        sqlx::query(AssertSqlSafe(format!("DROP SCHEMA {old} CASCADE")))
-            .execute(&admin)
-            .await
-            .expect("drop an old schema");
+    // The schemas of earlier runs are dropped by the next run (the benchmark process ends without
+    // a hook), once: this run's own schemas stay until it ends.
+    if !CLEANED.swap(true, Ordering::SeqCst) {
+        let stale: Vec<(String,)> = sqlx::query_as(
+            "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'adk\\_bench\\_memory\\_%'",
+        )
+        .fetch_all(&admin)
+        .await
+        .expect("list old schemas");
+        for (old,) in stale {
+            sqlx::query(AssertSqlSafe(format!("DROP SCHEMA {old} CASCADE")))
+                .execute(&admin)
+                .await
+                .expect("drop an old schema");
+        }
     }
     sqlx::query(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
         .execute(&admin)
@@ -234,7 +241,9 @@ async fn stored_bytes(filled: &Filled) -> u64 {
     }
 }
 
-/// The process's resident memory, from `/proc/self/statm` (0 where there is none).
+/// The process's resident memory, from `/proc/self/statm` (0 where there is none). Its growth
+/// while a store is filled is the store's size only the first time: memory freed by an earlier
+/// store is reused without growing it.
 fn resident_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
         .ok()
