@@ -7,9 +7,9 @@
 //! waits 50 ms before it streams a three-chunk answer. For 1, 100 and 1,000 concurrent streams
 //! (`streaming: true`), each in its own session, the benchmark reports the wall time of the round,
 //! streams per second, the median and 99th-percentile time from sending the request to the first
-//! SSE event, and the server's memory per open stream: a second round holds every stream open on a
-//! model that waits 2 s, and the server's resident set is read once all of them have their answer's
-//! headers.
+//! SSE event, the server's CPU time (user and system, from `/proc`) per turn, and the server's
+//! memory per open stream: a second round holds every stream open on a model that waits 2 s, and
+//! the server's resident set is read once all of them have their answer's headers.
 //!
 //! Run with `cargo bench -p adk-server --bench concurrent_streams`.
 // A benchmark's report is its output.
@@ -154,6 +154,24 @@ impl ServerProcess {
         }
     }
 
+    /// The CPU time the server has used so far, user and system, from `/proc/<pid>/stat`.
+    fn cpu(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
+            .expect("the server's /proc stat");
+        // The command's name, in parentheses, may hold spaces: the fields are counted after it.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .expect("a /proc stat line")
+            .1
+            .split_whitespace()
+            .collect();
+        // utime and stime are the 14th and 15th fields of the line, in clock ticks of 1/100 s
+        // (USER_HZ on Linux).
+        let ticks: u64 =
+            fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+        Duration::from_millis(ticks * 10)
+    }
+
     /// The server's resident set size in bytes.
     fn rss(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
@@ -262,25 +280,29 @@ fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
 }
 
 /// One timed round of `count` concurrent streams.
-async fn timed_round(base: &str, count: usize) {
+async fn timed_round(server: &ServerProcess, count: usize) {
+    let base = server.base.as_str();
     let client = client();
     let round = format!("t{count}");
     create_sessions(&client, base, &round, count).await;
+    let cpu_before = server.cpu();
     let started = Instant::now();
     let timings =
         futures::future::join_all((0..count).map(|index| one_stream(&client, base, &round, index)))
             .await;
     let wall = started.elapsed();
+    let cpu = server.cpu().saturating_sub(cpu_before);
     let mut first: Vec<Duration> = timings.iter().map(|timing| timing.first_event).collect();
     first.sort();
     // Two partial events and the final one.
     assert!(timings.iter().all(|timing| timing.events == 3));
     println!(
-        "{count:>6} streams: wall {:>8.1} ms, {:>7.0} streams/s, first event p50 {:>6.1} ms, p99 {:>6.1} ms",
+        "{count:>6} streams: wall {:>8.1} ms, {:>7.0} streams/s, first event p50 {:>6.1} ms, p99 {:>6.1} ms, server CPU {:.2} ms per turn",
         wall.as_secs_f64() * 1e3,
         count as f64 / wall.as_secs_f64(),
         percentile(&first, 0.5).as_secs_f64() * 1e3,
         percentile(&first, 0.99).as_secs_f64() * 1e3,
+        cpu.as_secs_f64() * 1e3 / count as f64,
     );
 }
 
@@ -319,7 +341,7 @@ async fn benchmark() {
         MODEL_LATENCY.as_millis()
     );
     for count in CONCURRENCY {
-        timed_round(&server.base, count).await;
+        timed_round(&server, count).await;
     }
     drop(server);
 

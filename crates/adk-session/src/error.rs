@@ -141,6 +141,18 @@ impl Error {
         self.kind
     }
 
+    /// Whether an append refused with this error wrote nothing: a stale revision, a missing
+    /// session, an event stored already, or a state that cannot be read back.
+    pub(crate) fn refused_before_writing(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::StaleSession
+                | ErrorKind::NotFound
+                | ErrorKind::AlreadyExists
+                | ErrorKind::Corrupt
+        )
+    }
+
     /// Converts into the core error of a session service, keeping `self` as the source.
     pub(crate) fn into_session(self) -> adk_core::Error {
         self.into_core(adk_core::ErrorKind::Session)

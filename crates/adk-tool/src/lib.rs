@@ -12,6 +12,8 @@ pub mod mcp;
 pub mod oauth2;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+#[cfg(feature = "retrieval")]
+pub mod retrieval;
 mod schema;
 #[cfg(feature = "skills")]
 pub mod skills;

@@ -35,9 +35,31 @@ impl Runner {
         session_id: impl Into<SessionId>,
         invocation_id: &InvocationId,
     ) -> Result<Vec<Event>> {
+        let key = SessionKey::new(self.inner.app_name.clone(), user_id, session_id);
+        // A write of the cancelled run that was being committed when its stream was dropped (a
+        // SQLite store commits waiting appends in groups) can land after the session was loaded
+        // here; the ending then fails as stale, and is worked out again from a fresh load.
+        let mut stale_attempts = 0;
+        loop {
+            match self.end_cancelled(&key, invocation_id).await {
+                Err(error)
+                    if error.kind() == adk_core::ErrorKind::StaleSession && stale_attempts < 2 =>
+                {
+                    stale_attempts += 1;
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+
+    /// One attempt of [`cancel_invocation`](Self::cancel_invocation) from a fresh load.
+    async fn end_cancelled(
+        &self,
+        key: &SessionKey,
+        invocation_id: &InvocationId,
+    ) -> Result<Vec<Event>> {
         let inner = &self.inner;
-        let key = SessionKey::new(inner.app_name.clone(), user_id, session_id);
-        let mut session = inner.load_session(&key, false).await?;
+        let mut session = inner.load_session(key, false).await?;
         if !session
             .events
             .iter()

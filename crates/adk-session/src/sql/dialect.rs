@@ -23,7 +23,7 @@ pub(crate) trait Dialect: Database {
     /// whole state back (under its write transaction, which keeps other writers out).
     const MERGES_STATE: bool;
     /// Whether a load's events come back from the database joined into one string (SQLite's
-    /// `group_concat`); otherwise one row per event, joined here.
+    /// `group_concat`); otherwise one row per event, parsed as the rows come.
     const JOINS_EVENTS: bool;
     /// Whether the database's text can hold U+0000 (PostgreSQL's cannot).
     const TEXT_HOLDS_NUL: bool;
@@ -56,6 +56,10 @@ pub(crate) trait Dialect: Database {
         writer: &'a Self::Writer,
         pool: &'a Pool<Self>,
     ) -> impl Future<Output = sqlx::Result<Self::WriterGuard<'a>>> + Send;
+
+    /// The connection to write with when nobody holds it, without waiting; `None` when it is
+    /// held, or when writers take a pooled connection (which needs waiting).
+    fn try_writer(writer: &Self::Writer) -> Option<Self::WriterGuard<'_>>;
 
     /// Marks a writer's connection to be closed rather than reused: the future beginning its
     /// transaction was dropped before the `BEGIN` was answered (see [`super::begin`]).

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+pub(crate) mod appends;
 pub(crate) mod begin;
 pub(crate) mod dialect;
 pub(crate) mod layout;
@@ -95,6 +96,60 @@ fn parser_failed(join: tokio::task::JoinError) -> Error {
     Error::storage("parsing stored events", join)
 }
 
+/// Parses events that come one per row while the rows are still coming: every
+/// [`ROW_BATCH`] rows go to the blocking pool as one batch, so parsing overlaps the database
+/// producing and sending the rest, and no row is copied into a joined string. A load of no more
+/// than [`PARSE_INLINE_MAX`] rows is parsed where it is read.
+#[derive(Default)]
+pub(crate) struct RowParser {
+    batch: Vec<String>,
+    parsing: Vec<tokio::task::JoinHandle<Result<Vec<Event>>>>,
+}
+
+/// How many rows a [`RowParser`] hands to the blocking pool at once.
+const ROW_BATCH: usize = 1_024;
+
+impl RowParser {
+    /// Takes one event's stored JSON.
+    pub(crate) fn push(&mut self, row: String) {
+        self.batch.push(row);
+        if self.batch.len() == ROW_BATCH {
+            let batch = std::mem::take(&mut self.batch);
+            self.parsing
+                .push(tokio::task::spawn_blocking(move || parse_rows(&batch)));
+        }
+    }
+
+    /// The events of every row taken, in order.
+    pub(crate) async fn finish(self) -> Result<Vec<Event>> {
+        if self.parsing.is_empty() && self.batch.len() <= PARSE_INLINE_MAX {
+            return parse_rows(&self.batch);
+        }
+        let mut events = Vec::new();
+        for parser in self.parsing {
+            let mut parsed = parser.await.map_err(parser_failed)??;
+            // The first batch's vector becomes the result rather than being copied into it.
+            if events.is_empty() {
+                events = parsed;
+            } else {
+                events.append(&mut parsed);
+            }
+        }
+        events.append(&mut parse_rows(&self.batch)?);
+        Ok(events)
+    }
+}
+
+/// Parses one event per row.
+fn parse_rows(rows: &[String]) -> Result<Vec<Event>> {
+    rows.iter().map(|row| parse_event(row)).collect()
+}
+
+/// Parses one stored event.
+fn parse_event(json: &str) -> Result<Event> {
+    serde_json::from_str(json).map_err(|error| Error::corrupt("an event", error))
+}
+
 /// Up to `chunks` byte ranges of `joined` of about equal size, each whole lines.
 fn chunk_ranges(joined: &str, chunks: usize) -> Vec<Range<usize>> {
     let target = joined.len().div_ceil(chunks.max(1));
@@ -113,10 +168,7 @@ fn chunk_ranges(joined: &str, chunks: usize) -> Vec<Range<usize>> {
 
 /// Parses events joined by [`EVENT_SEPARATOR`].
 fn parse_lines(joined: &str) -> Result<Vec<Event>> {
-    joined
-        .split(EVENT_SEPARATOR)
-        .map(|line| serde_json::from_str(line).map_err(|error| Error::corrupt("an event", error)))
-        .collect()
+    joined.split(EVENT_SEPARATOR).map(parse_event).collect()
 }
 
 /// Parses a state column: a JSON object.

@@ -4,6 +4,7 @@ use adk_core::{
     CreateSessionRequest, Event, GetSessionRequest, IdGen, InvocationId, JournalEntry, ScopedState,
     Session, SessionKey, ToolIntent, UuidIdGen,
 };
+use futures::TryStreamExt as _;
 use serde_json::{Map, Value};
 use sqlx::pool::PoolConnection;
 use sqlx::query::QueryScalar;
@@ -12,11 +13,13 @@ use sqlx::{
     Type,
 };
 use sqlx::{SqlSafeStr, SqlStr};
+use tokio::sync::oneshot;
 
+use super::appends::{AppendQueue, MAX_GROUP, Waiters, Waiting};
 use super::begin::Beginning;
 use super::dialect::{Dialect, Shared};
 use super::layout::{ADK_RS_VERSION_KEY, Found, PYTHON_VERSION_KEY};
-use super::{EVENT_SEPARATOR, EventFilter, event_json, is_unique_violation, parse_events};
+use super::{EventFilter, RowParser, event_json, is_unique_violation, parse_events};
 use super::{parse_state, state_json};
 use crate::error::{Error, Result};
 use crate::scoped::{apply_delta, completed_calls, merged_state, now, split_delta, stored_event};
@@ -30,6 +33,8 @@ use crate::scoped::{apply_delta, completed_calls, merged_state, now, split_delta
 pub(crate) struct SqlStore<D: Dialect> {
     pool: Pool<D>,
     writer: D::Writer,
+    /// Where appends wait to be committed in groups, when the store groups them.
+    appends: Option<AppendQueue<D>>,
 }
 
 /// The app and user states of a session's shared scopes.
@@ -48,7 +53,20 @@ where
 {
     /// A store reading from `pool` and writing through `writer`.
     pub(crate) fn new(pool: Pool<D>, writer: D::Writer) -> Self {
-        Self { pool, writer }
+        Self {
+            pool,
+            writer,
+            appends: None,
+        }
+    }
+
+    /// A store whose appends wait in `appends` to be committed in groups.
+    pub(crate) fn with_appends(pool: Pool<D>, writer: D::Writer, appends: AppendQueue<D>) -> Self {
+        Self {
+            pool,
+            writer,
+            appends: Some(appends),
+        }
     }
 
     /// Closes the pool's connections, waiting for work in progress.
@@ -108,8 +126,20 @@ where
         what: &str,
         work: impl AsyncFnOnce(&mut D::Connection) -> Result<T>,
     ) -> Result<T> {
+        let writer = D::writer(&self.writer, &self.pool)
+            .await
+            .map_err(|error| Error::storage(what, error))?;
+        Self::write_on(writer, what, work).await
+    }
+
+    /// Runs `work` in a write transaction on `writer` and commits what it did; an error rolls it
+    /// back.
+    async fn write_on<T>(
+        writer: D::WriterGuard<'_>,
+        what: &str,
+        work: impl AsyncFnOnce(&mut D::Connection) -> Result<T>,
+    ) -> Result<T> {
         let storage = |error| Error::storage(what, error);
-        let writer = D::writer(&self.writer, &self.pool).await.map_err(storage)?;
         let mut writer = Beginning::new(writer, D::abandon_writer);
         let mut tx = writer
             .conn
@@ -199,17 +229,20 @@ where
                     return Ok(None);
                 };
                 let shared = Self::load_shared(conn, key, &what).await?;
-                let joined = Self::load_events(conn, key, EventFilter::of(&request), &what).await?;
-                Ok(Some((row, shared, joined)))
+                let loaded = Self::load_events(conn, key, EventFilter::of(&request), &what).await?;
+                Ok(Some((row, shared, loaded)))
             })
             .await?;
-        let Some(((state, revision, update_time), (app, user), joined)) = found else {
+        let Some(((state, revision, update_time), (app, user), loaded)) = found else {
             return Ok(None);
         };
 
         let mut session = Session::new(key.clone());
         session.state = merged_state(app, user, parse_state(&state)?);
-        session.events = parse_events(joined).await?;
+        session.events = match loaded {
+            LoadedEvents::Joined(joined) => parse_events(joined).await?,
+            LoadedEvents::Parsed(events) => events,
+        };
         session.last_update_time = D::seconds(update_time)?;
         session.revision = stored_revision(revision);
         Ok(Some(session))
@@ -259,91 +292,181 @@ where
         .await
     }
 
-    /// Appends `event` if the session is still at `revision`; returns the new revision.
+    /// Appends `event` if the session is still at `revision`; returns the new revision. Where the
+    /// store groups appends (SQLite), the append waits for its group's commit.
     pub(crate) async fn persist(
         &self,
         key: &SessionKey,
         revision: u64,
         event: &Event,
     ) -> Result<u64> {
-        let what = format!("appending an event to session {}", key.session_id);
-        let storage = |error| Error::storage(&what, error);
-        check_key::<D>(key, &what)?;
-        let event = stored_event(event);
-        let ids = [event.id.as_str(), event.invocation_id.as_str()];
-        if !D::TEXT_HOLDS_NUL && ids.iter().any(|id| id.contains('\0')) {
-            return Err(Error::unstorable(
-                &what,
-                "the event's id or invocation id contains U+0000, which the database cannot hold",
-            ));
-        }
-        let data = event_json(&event)?;
-        let scoped = split_delta(&event);
-        let next = revision + 1;
-        let time = D::time(event.timestamp);
+        let append = Append::prepare(key, revision, event)?;
+        let what = append.what.clone();
+        let writer = match &self.appends {
+            // A writer nobody holds takes the append at once, in a transaction of its own, as
+            // without groups; one that is busy means others are waiting, and the append joins
+            // the next group.
+            Some(appends) => match D::try_writer(&self.writer) {
+                Some(writer) => writer,
+                None => return appends.append(append).await,
+            },
+            None => D::writer(&self.writer, &self.pool)
+                .await
+                .map_err(|error| Error::storage(&what, error))?,
+        };
+        Self::write_on(writer, &what, async |conn| {
+            Self::apply_append(conn, append).await
+        })
+        .await
+    }
 
-        self.write(&what, async |conn| {
-            // Nobody else can write this session until the commit: check, then write.
-            let row: Option<(i64, Option<String>)> =
-                sqlx::query_as_with(sql(D::SQL.lock_session), key_args::<D>(key)?)
-                    .fetch_optional(&mut *conn)
-                    .await
-                    .map_err(storage)?;
-            let Some((stored, state)) = row else {
-                return Err(Error::not_found(key));
-            };
-            let stored = stored_revision(stored);
-            if stored != revision {
-                return Err(Error::stale(key, revision, stored));
+    /// The writer task of an [`AppendQueue`]: commits every append waiting in `waiters`, in
+    /// groups of up to [`MAX_GROUP`], through `writer`, until the queue is dropped.
+    pub(crate) async fn write_groups(mut waiters: Waiters<D>, writer: D::Writer, pool: Pool<D>) {
+        let mut group = Vec::with_capacity(MAX_GROUP);
+        while waiters.recv_many(&mut group, MAX_GROUP).await > 0 {
+            // A caller that went away before its group began does not have its event stored.
+            group.retain(|waiting: &Waiting<D>| !waiting.done.is_closed());
+            if !group.is_empty() {
+                Self::commit_group(&writer, &pool, std::mem::take(&mut group)).await;
             }
-            let inserted = sqlx::query_with(sql(D::SQL.insert_event), key_args::<D>(key)?)
-                .bind(sql_revision(next))
-                .bind(event.id.as_str())
-                .bind(event.invocation_id.as_str())
-                .bind(time.clone())
-                .bind(data)
-                .execute(&mut *conn)
-                .await;
-            match inserted {
-                Err(error) if is_unique_violation(&error) => {
-                    return Err(Error::duplicate_event(key, event.id.as_str()));
-                }
-                other => other.map_err(storage)?,
+        }
+    }
+
+    /// Commits `group` in one transaction, each append in a savepoint when there are several,
+    /// and tells each caller its outcome once the transaction committed (or failed).
+    async fn commit_group(writer: &D::Writer, pool: &Pool<D>, group: Vec<Waiting<D>>) {
+        let alone = group.len() == 1;
+        let mut outcomes: Vec<(oneshot::Sender<Result<u64>>, String, Option<Result<u64>>)> =
+            Vec::with_capacity(group.len());
+        let mut appends = Vec::with_capacity(group.len());
+        for Waiting { append, done } in group {
+            outcomes.push((done, append.what.clone(), None));
+            appends.push(append);
+        }
+        let committed: sqlx::Result<()> = async {
+            let writer = D::writer(writer, pool).await?;
+            let mut writer = Beginning::new(writer, D::abandon_writer);
+            let mut tx = writer.conn.begin_with(sql(D::SQL.begin_write)).await?;
+            writer.begun = true;
+            for (append, (_, _, outcome)) in appends.into_iter().zip(&mut outcomes) {
+                *outcome = Some(if alone || append.writes_once() {
+                    // Every refusal of such an append (stale, missing, a duplicate event) comes
+                    // before it writes; a failure of the database itself fails the group.
+                    let applied = Self::apply_append(&mut tx, append).await;
+                    if let Err(error) = &applied
+                        && !alone
+                        && !error.refused_before_writing()
+                    {
+                        return Err(sqlx::Error::Protocol(error.to_string()));
+                    }
+                    applied
+                } else {
+                    // A failed append is undone alone; the others of its group stay.
+                    let mut savepoint = Connection::begin(&mut *tx).await?;
+                    let applied = Self::apply_append(&mut savepoint, append).await;
+                    if applied.is_ok() {
+                        savepoint.commit().await?;
+                    } else {
+                        savepoint.rollback().await?;
+                    }
+                    applied
+                });
+            }
+            tx.commit().await
+        }
+        .await;
+        for (done, what, outcome) in outcomes {
+            let outcome = match (&committed, outcome) {
+                (Ok(()), Some(outcome)) => outcome,
+                (Err(error), _) => Err(Error::storage(&what, error.to_string())),
+                // Unreachable: every append has its outcome once the group committed.
+                (Ok(()), None) => Err(Error::storage(&what, "the append was not attempted")),
             };
-            let new_state = if scoped.session.is_empty() {
-                None
-            } else {
-                Some(Self::merged_json(state.as_deref(), scoped.session, &what)?)
-            };
-            // The update time moves to the event's, as in memory; ADK Python's writers compare
-            // it to tell whether their copy of the session is stale.
-            sqlx::query_with(sql(D::SQL.update_session), key_args::<D>(key)?)
-                .bind(sql_revision(next))
-                .bind(time.clone())
-                .bind(new_state)
+            // A caller that went away meanwhile learns nothing; its event is stored all the
+            // same, as when a commit it started was under way.
+            let _ = done.send(outcome);
+        }
+    }
+
+    /// Writes `append` in the transaction of `conn`: checks the session's revision, then stores
+    /// the event, the session's new revision and state, the shared scopes' deltas and the calls
+    /// the event completes in the journal. Returns the new revision.
+    pub(crate) async fn apply_append(conn: &mut D::Connection, append: Append<D>) -> Result<u64> {
+        let Append {
+            key,
+            what,
+            revision,
+            event_id,
+            invocation_id,
+            time,
+            data,
+            scoped,
+            completed,
+        } = append;
+        let storage = |error| Error::storage(&what, error);
+        let next = revision + 1;
+        // Nobody else can write this session until the commit: check, then write.
+        let row: Option<(i64, Option<String>)> =
+            sqlx::query_as_with(sql(D::SQL.lock_session), key_args::<D>(&key)?)
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(storage)?;
+        let Some((stored, state)) = row else {
+            return Err(Error::not_found(&key));
+        };
+        let stored = stored_revision(stored);
+        if stored != revision {
+            return Err(Error::stale(&key, revision, stored));
+        }
+        // Merged before the first write, so that every failure but the database's own comes
+        // before anything is written (a grouped append relies on it, see `commit_group`).
+        let new_state = if scoped.session.is_empty() {
+            None
+        } else {
+            Some(Self::merged_json(state.as_deref(), scoped.session, &what)?)
+        };
+        let inserted = sqlx::query_with(sql(D::SQL.insert_event), key_args::<D>(&key)?)
+            .bind(sql_revision(next))
+            .bind(event_id.as_str())
+            .bind(invocation_id.as_str())
+            .bind(time.clone())
+            .bind(data)
+            .execute(&mut *conn)
+            .await;
+        match inserted {
+            Err(error) if is_unique_violation(&error) => {
+                return Err(Error::duplicate_event(&key, &event_id));
+            }
+            other => other.map_err(storage)?,
+        };
+        // The update time moves to the event's, as in memory; ADK Python's writers compare it to
+        // tell whether their copy of the session is stale.
+        sqlx::query_with(sql(D::SQL.update_session), key_args::<D>(&key)?)
+            .bind(sql_revision(next))
+            .bind(time.clone())
+            .bind(new_state)
+            .execute(&mut *conn)
+            .await
+            .map_err(storage)?;
+        // The scopes' rows exist since the session was created: only a delta is written.
+        if !scoped.app.is_empty() {
+            Self::merge_shared(conn, Shared::App, &key, scoped.app, &time, &what).await?;
+        }
+        if !scoped.user.is_empty() {
+            Self::merge_shared(conn, Shared::User, &key, scoped.user, &time, &what).await?;
+        }
+        // The calls the event answers are complete in the journal in this same transaction: a
+        // crash leaves both or neither.
+        for call_id in completed {
+            sqlx::query_with(sql(D::SQL.complete_call), key_args::<D>(&key)?)
+                .bind(event_id.as_str())
+                .bind(call_id)
                 .execute(&mut *conn)
                 .await
                 .map_err(storage)?;
-            // The scopes' rows exist since the session was created: only a delta is written.
-            if !scoped.app.is_empty() {
-                Self::merge_shared(conn, Shared::App, key, scoped.app, &time, &what).await?;
-            }
-            if !scoped.user.is_empty() {
-                Self::merge_shared(conn, Shared::User, key, scoped.user, &time, &what).await?;
-            }
-            // The calls the event answers are complete in the journal in this same transaction:
-            // a crash leaves both or neither.
-            for call_id in completed_calls(&event) {
-                sqlx::query_with(sql(D::SQL.complete_call), key_args::<D>(key)?)
-                    .bind(event.id.as_str())
-                    .bind(call_id.as_str())
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(storage)?;
-            }
-            Ok(next)
-        })
-        .await
+        }
+        Ok(next)
     }
 
     /// Records the intent to run a call, or one more attempt of a call recorded before.
@@ -487,30 +610,30 @@ where
         Ok((parse(app)?, parse(user)?))
     }
 
-    /// The stored JSON of the events `filter` selects, oldest first, joined by
-    /// [`EVENT_SEPARATOR`] (`None` when there are none).
+    /// The events `filter` selects, oldest first: their stored JSON joined by
+    /// [`EVENT_SEPARATOR`](super::EVENT_SEPARATOR) where the database joins them, to be parsed
+    /// once the snapshot is let go; otherwise parsed while their rows come in.
     async fn load_events(
         conn: &mut D::Connection,
         key: &SessionKey,
         filter: EventFilter,
         what: &str,
-    ) -> Result<Option<String>> {
+    ) -> Result<LoadedEvents> {
         let storage = |error| Error::storage(what, error);
         if D::JOINS_EVENTS {
             return Self::events_query(key, filter)?
                 .fetch_one(&mut *conn)
                 .await
+                .map(LoadedEvents::Joined)
                 .map_err(storage);
         }
-        let rows: Vec<String> = Self::events_query(key, filter)?
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(storage)?;
-        if rows.is_empty() {
-            return Ok(None);
+        let mut rows = Self::events_query::<String>(key, filter)?.fetch(&mut *conn);
+        let mut parser = RowParser::default();
+        while let Some(row) = rows.try_next().await.map_err(storage)? {
+            parser.push(row);
         }
-        let mut separator = [0; 4];
-        Ok(Some(rows.join(EVENT_SEPARATOR.encode_utf8(&mut separator))))
+        drop(rows);
+        parser.finish().await.map(LoadedEvents::Parsed)
     }
 
     /// The query of the events `filter` selects, each row an `O`.
@@ -536,6 +659,65 @@ where
         };
         Ok(sqlx::query_scalar_with(sql(statement), args))
     }
+}
+
+/// One event's append, prepared (checked and serialized) before it waits for the writer.
+pub(crate) struct Append<D: Dialect> {
+    key: SessionKey,
+    /// What the append is, for its errors.
+    pub(crate) what: String,
+    revision: u64,
+    event_id: String,
+    invocation_id: String,
+    time: D::Time,
+    /// The event's JSON as stored.
+    data: String,
+    scoped: ScopedState,
+    /// The ids of the calls the event completes in the effect journal.
+    completed: Vec<String>,
+}
+
+impl<D: Dialect> Append<D> {
+    /// Whether the append writes nothing after its event and session rows (no shared scope, no
+    /// journal entry): it needs no savepoint of its own in a group.
+    fn writes_once(&self) -> bool {
+        self.scoped.app.is_empty() && self.scoped.user.is_empty() && self.completed.is_empty()
+    }
+
+    /// The append of `event` to session `key` at `revision`, or why it cannot be stored.
+    fn prepare(key: &SessionKey, revision: u64, event: &Event) -> Result<Self> {
+        let what = format!("appending an event to session {}", key.session_id);
+        check_key::<D>(key, &what)?;
+        let event = stored_event(event);
+        let ids = [event.id.as_str(), event.invocation_id.as_str()];
+        if !D::TEXT_HOLDS_NUL && ids.iter().any(|id| id.contains('\0')) {
+            return Err(Error::unstorable(
+                &what,
+                "the event's id or invocation id contains U+0000, which the database cannot hold",
+            ));
+        }
+        Ok(Self {
+            key: key.clone(),
+            revision,
+            event_id: event.id.as_str().to_owned(),
+            invocation_id: event.invocation_id.as_str().to_owned(),
+            time: D::time(event.timestamp),
+            data: event_json(&event)?,
+            scoped: split_delta(&event),
+            completed: completed_calls(&event)
+                .map(|id| id.as_str().to_owned())
+                .collect(),
+            what,
+        })
+    }
+}
+
+/// A load's events as the database gave them.
+enum LoadedEvents {
+    /// Their JSON joined into one string (`None` when there are none), not parsed yet.
+    Joined(Option<String>),
+    /// Parsed from one row each.
+    Parsed(Vec<Event>),
 }
 
 /// A statement of the dialect as sqlx takes it. (Converted outside the async code that runs it:

@@ -2,6 +2,8 @@
 //! transactions on one writer connection, times as ADK Python's `DATETIME` text, state merged by
 //! the writer, and a load's events joined by `group_concat`.
 
+use std::sync::Arc;
+
 use sqlx::{Pool, Sqlite, SqliteConnection};
 
 use super::time;
@@ -113,7 +115,7 @@ impl Dialect for Sqlite {
     const TEXT_HOLDS_NUL: bool = true;
 
     type Time = String;
-    type Writer = tokio::sync::Mutex<SqliteConnection>;
+    type Writer = Arc<tokio::sync::Mutex<SqliteConnection>>;
     type WriterGuard<'a> = tokio::sync::MutexGuard<'a, SqliteConnection>;
 
     fn time(seconds: f64) -> String {
@@ -131,6 +133,10 @@ impl Dialect for Sqlite {
         _pool: &'a Pool<Self>,
     ) -> sqlx::Result<Self::WriterGuard<'a>> {
         Ok(writer.lock().await)
+    }
+
+    fn try_writer(writer: &Self::Writer) -> Option<Self::WriterGuard<'_>> {
+        writer.try_lock().ok()
     }
 
     /// Nothing to do: sqlx's SQLite worker counts the transaction as it runs `BEGIN`, so a

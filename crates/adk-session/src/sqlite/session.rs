@@ -1,10 +1,12 @@
 //! [`SqliteSessionService`]: sessions in a SQLite file.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use sqlx::{Sqlite, SqlitePool};
 
 use crate::error::Error;
+use crate::sql::appends::AppendQueue;
 use crate::sql::store::SqlStore;
 
 /// Sessions in a SQLite database file: the embedded default.
@@ -15,7 +17,8 @@ use crate::sql::store::SqlStore;
 ///
 /// Writes of one process queue for one warm connection behind an async mutex and run as
 /// `BEGIN IMMEDIATE` transactions, so two writers (of this process or another) can never both pass
-/// the revision check; reads run concurrently from a pool, on WAL snapshots.
+/// the revision check; appends that wait together are committed in one transaction, each in a
+/// savepoint of its own; reads run concurrently from a pool, on WAL snapshots.
 #[derive(Debug)]
 pub struct SqliteSessionService {
     store: SqlStore<Sqlite>,
@@ -32,8 +35,17 @@ impl SqliteSessionService {
             .await
             .map_err(|error| Error::storage("opening the writer connection", error).into_session())?
             .detach();
+        let writer = Arc::new(tokio::sync::Mutex::new(writer));
+        // Appends are committed in groups by a task of their own, which ends when the service
+        // (and with it the queue) is dropped.
+        let (appends, waiters) = AppendQueue::new();
+        tokio::spawn(SqlStore::write_groups(
+            waiters,
+            writer.clone(),
+            pool.clone(),
+        ));
         Ok(Self {
-            store: SqlStore::new(pool, tokio::sync::Mutex::new(writer)),
+            store: SqlStore::with_appends(pool, writer, appends),
         })
     }
 

@@ -43,6 +43,7 @@ macro_rules! session_conformance {
         // These spawn tasks, so they take the service's `Arc`.
         $crate::conformance::session_conformance!(@tests $make; shared;
             concurrent_appends_lose_and_double_nothing,
+            appends_to_many_sessions_at_once,
         );
     };
     (@tests $make:path; $access:ident; $($test:ident),* $(,)?) => {
@@ -477,6 +478,76 @@ pub(crate) async fn concurrent_appends_lose_and_double_nothing(service: &Arc<dyn
         stored.state.get("user:last"),
         Some(&json!(expected.last().unwrap()))
     );
+}
+
+/// Many writers append at once, each to its own session (SQLite commits such appends in one
+/// transaction), while another keeps appending with a stale copy of its session: every fresh
+/// append is stored once and in order, and every stale one is refused and writes nothing, however
+/// the appends were grouped.
+pub(crate) async fn appends_to_many_sessions_at_once(service: &Arc<dyn SessionService>) {
+    const SESSIONS: usize = 32;
+    const APPENDS: usize = 5;
+    let app = unique_app();
+    let stale = create(service.as_ref(), &app, "ada", "stale").await;
+    let mut fresh = stale.clone();
+    service
+        .append_event(&mut fresh, event("kept"))
+        .await
+        .expect("the first append");
+
+    let start = Arc::new(tokio::sync::Barrier::new(SESSIONS + 1));
+    let mut writers: Vec<_> = (0..SESSIONS)
+        .map(|writer| {
+            let (service, app, start) = (service.clone(), app.clone(), start.clone());
+            tokio::spawn(async move {
+                let id = format!("s{writer}");
+                let mut session = create(service.as_ref(), &app, "ada", &id).await;
+                start.wait().await;
+                for append in 0..APPENDS {
+                    service
+                        .append_event(&mut session, event(&format!("{writer}-{append}")))
+                        .await
+                        .expect("a fresh append is stored");
+                }
+                session.key()
+            })
+        })
+        .collect();
+    let refused = {
+        let (service, start) = (service.clone(), start.clone());
+        tokio::spawn(async move {
+            start.wait().await;
+            for append in 0..2 * APPENDS {
+                let error = service
+                    .append_event(&mut stale.clone(), event(&format!("stale-{append}")))
+                    .await
+                    .expect_err("a stale append is refused");
+                assert_eq!(error.kind(), ErrorKind::StaleSession, "{error}");
+            }
+            stale.key()
+        })
+    };
+    writers.push(refused);
+    let keys: Vec<SessionKey> = futures::future::join_all(writers)
+        .await
+        .into_iter()
+        .map(|key| key.expect("a writer task"))
+        .collect();
+
+    for (writer, key) in keys[..SESSIONS].iter().enumerate() {
+        let stored = get(service.as_ref(), key).await;
+        let expected: Vec<String> = (0..APPENDS)
+            .map(|append| format!("{writer}-{append}"))
+            .collect();
+        assert_eq!(texts(&stored), expected, "session {writer}");
+    }
+    let stale_stored = get(service.as_ref(), &keys[SESSIONS]).await;
+    assert_eq!(
+        texts(&stale_stored),
+        ["kept"],
+        "the stale appends wrote nothing"
+    );
+    assert_eq!(stale_stored.revision, fresh.revision);
 }
 
 /// A session deleted and created again with the same id never hands out a revision the deleted

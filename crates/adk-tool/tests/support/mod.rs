@@ -44,9 +44,16 @@ pub struct Setup {
     artifacts: Option<Arc<InMemoryArtifacts>>,
     memory: Option<Arc<InMemoryMemory>>,
     confirmation: Option<ToolConfirmation>,
+    session: Option<SessionKey>,
 }
 
 impl Setup {
+    /// Runs in `session` instead of `app`/`user-1`/`session-1`.
+    pub fn session(mut self, app: &str, user: &str, session: &str) -> Self {
+        self.session = Some(SessionKey::new(app, user, session));
+        self
+    }
+
     pub fn user_message(mut self, text: &str) -> Self {
         self.user_message = Some(text.to_owned());
         self
@@ -72,7 +79,10 @@ impl Setup {
     }
 
     pub fn build(self) -> ToolContext {
-        let session = Session::new(SessionKey::new("app", "user-1", "session-1"));
+        let key = self
+            .session
+            .unwrap_or_else(|| SessionKey::new("app", "user-1", "session-1"));
+        let session = Session::new(key);
         let mut services = Services::default();
         services.artifact_service = self
             .artifacts
