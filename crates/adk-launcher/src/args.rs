@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::embedder::EmbedderSpec;
+
 /// Run agents from the terminal, or serve them over HTTP with the dev UI.
 #[derive(Debug, Parser)]
 #[command(name = "adk", version, about)]
@@ -342,6 +344,13 @@ pub(crate) struct ServiceArgs {
     /// Where memory is kept: `memory://` (the default), `sqlite://path` or `postgres://...`.
     #[arg(long, env = "ADK_MEMORY_SERVICE_URI")]
     pub(crate) memory_service_uri: Option<String>,
+
+    /// The embedder memory also searches with, by meaning: `gemini:<model>` (with
+    /// `GOOGLE_API_KEY` or `GEMINI_API_KEY`), `openai:<model>` (OpenAI or a compatible server, at
+    /// `OPENAI_BASE_URL` with `OPENAI_API_KEY`), `local` (the local model's llama.cpp server,
+    /// started for embeddings), or `none`: keyword search only, the default.
+    #[arg(long, env = "ADK_MEMORY_EMBEDDER", default_value = "none")]
+    pub(crate) memory_embedder: EmbedderSpec,
 
     /// Where the tokens tools sign users in for (OAuth2) are kept, encrypted with the key in
     /// `ADK_CREDENTIAL_KEY`: `sqlite://path`, `postgres://...`, or `memory://`. By default the

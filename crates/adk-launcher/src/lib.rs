@@ -8,6 +8,7 @@ mod apps;
 mod args;
 mod builder;
 mod create;
+mod embedder;
 mod error;
 mod eval;
 mod gate;

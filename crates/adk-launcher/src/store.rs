@@ -1,7 +1,8 @@
 //! Where sessions, artifacts, memory and credentials are kept, chosen by URL as ADK Python's
 //! `--session_service_uri` does: a SQLite file by default, PostgreSQL, or memory; artifacts in a
 //! folder or in memory; memory in memory, SQLite or PostgreSQL; credentials (encrypted) in
-//! SQLite, PostgreSQL or memory.
+//! SQLite, PostgreSQL or memory. Memory searches by meaning too when `--memory-embedder` names an
+//! embedder.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,11 +12,12 @@ use adk_runner::{Runner, Summarizer};
 use adk_session::{
     CREDENTIAL_KEY_ENV, CredentialCipher, FileArtifactService, InMemoryArtifactService,
     InMemoryCredentialService, InMemoryMemoryService, InMemorySessionService,
-    PostgresCredentialService, PostgresMemoryService, PostgresSettings, SqliteCredentialService,
-    SqliteMemoryService, SqliteSessionService,
+    PostgresCredentialService, PostgresMemoryService, PostgresSettings, SemanticSearch,
+    SqliteCredentialService, SqliteMemoryService, SqliteSessionService,
 };
 
 use crate::args::ServiceArgs;
+use crate::embedder::{self, MemoryEmbedder};
 use crate::error::{Context as _, LaunchError, LaunchErrorKind};
 
 /// The services a launcher command runs its agents with, and a line saying where they keep things.
@@ -29,6 +31,8 @@ pub(crate) struct Services {
     pub(crate) description: String,
     /// How to reach PostgreSQL when sessions are there: a server takes its session locks there.
     pub(crate) postgres: Option<PostgresSettings>,
+    /// The embedder memory searches with, kept for the local server it may hold.
+    _embedder: Option<MemoryEmbedder>,
 }
 
 impl Services {
@@ -63,14 +67,32 @@ impl Services {
 
 /// Opens the services the flags ask for.
 pub(crate) async fn open(args: &ServiceArgs) -> Result<Services, LaunchError> {
+    open_with_env(args, &|name| {
+        std::env::var(name).ok().filter(|value| !value.is_empty())
+    })
+    .await
+}
+
+/// Opens the services the flags ask for, reading the embedder's keys and URLs through `env`.
+async fn open_with_env(
+    args: &ServiceArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Services, LaunchError> {
+    let embedder = embedder::open(&args.memory_embedder, env).await?;
+    let semantic = embedder.as_ref().map(|embedder| embedder.semantic.clone());
+    let searched_by = embedder
+        .as_ref()
+        .map(|embedder| format!(", {}", embedder.description))
+        .unwrap_or_default();
     if args.in_memory {
         return Ok(Services {
             sessions: Arc::new(InMemorySessionService::new()),
             artifacts: Arc::new(InMemoryArtifactService::new()),
-            memory: Arc::new(InMemoryMemoryService::new()),
+            memory: in_memory(semantic),
             credentials: Arc::new(InMemoryCredentialService::new()),
-            description: "sessions in memory (not stored)".to_owned(),
+            description: format!("sessions in memory (not stored){searched_by}"),
             postgres: None,
+            _embedder: embedder,
         });
     }
     let postgres = args
@@ -100,16 +122,17 @@ pub(crate) async fn open(args: &ServiceArgs) -> Result<Services, LaunchError> {
         None => Arc::new(FileArtifactService::new(default_artifact_dir(args))) as _,
     };
     let memory = match &args.memory_service_uri {
-        Some(uri) => open_memory(uri).await?,
-        None => Arc::new(InMemoryMemoryService::new()) as _,
+        Some(uri) => open_memory(uri, semantic).await?,
+        None => in_memory(semantic),
     };
     Ok(Services {
         sessions,
         artifacts,
         memory,
         credentials,
-        description: format!("{description}, {credentials_description}"),
+        description: format!("{description}, {credentials_description}{searched_by}"),
         postgres,
+        _embedder: embedder,
     })
 }
 
@@ -263,8 +286,21 @@ fn open_artifacts(uri: &str) -> Result<Arc<dyn ArtifactService>, LaunchError> {
     ))
 }
 
-/// `memory://` or `sqlite://path`.
-async fn open_memory(uri: &str) -> Result<Arc<dyn MemoryService>, LaunchError> {
+/// Memory in memory, searching by meaning with `semantic` when given.
+fn in_memory(semantic: Option<SemanticSearch>) -> Arc<dyn MemoryService> {
+    let service = InMemoryMemoryService::new();
+    Arc::new(match semantic {
+        Some(semantic) => service.with_semantic_search(semantic),
+        None => service,
+    })
+}
+
+/// `memory://`, `sqlite://path` or `postgres://...`, searching by meaning with `semantic` when
+/// given.
+async fn open_memory(
+    uri: &str,
+    semantic: Option<SemanticSearch>,
+) -> Result<Arc<dyn MemoryService>, LaunchError> {
     if let Some(path) = uri.strip_prefix("sqlite://") {
         let path = Path::new(path);
         create_parent(path).await?;
@@ -273,10 +309,13 @@ async fn open_memory(uri: &str) -> Result<Arc<dyn MemoryService>, LaunchError> {
             .context(LaunchErrorKind::Storage, || {
                 format!("cannot open the SQLite memory store {}", path.display())
             })?;
-        return Ok(Arc::new(service));
+        return Ok(Arc::new(match semantic {
+            Some(semantic) => service.with_semantic_search(semantic),
+            None => service,
+        }));
     }
     if uri == "memory://" {
-        return Ok(Arc::new(InMemoryMemoryService::new()));
+        return Ok(in_memory(semantic));
     }
     if is_postgres(uri) {
         let service = PostgresMemoryService::connect(uri)
@@ -284,7 +323,10 @@ async fn open_memory(uri: &str) -> Result<Arc<dyn MemoryService>, LaunchError> {
             .context(LaunchErrorKind::Storage, || {
                 format!("cannot open the PostgreSQL memory store at {}", redact(uri))
             })?;
-        return Ok(Arc::new(service));
+        return Ok(Arc::new(match semantic {
+            Some(semantic) => service.with_semantic_search(semantic),
+            None => service,
+        }));
     }
     Err(LaunchError::new(
         LaunchErrorKind::Usage,
@@ -340,6 +382,7 @@ fn redact(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::embedder::EmbedderSpec;
 
     #[test]
     fn passwords_are_redacted() {
@@ -369,7 +412,7 @@ mod tests {
         );
         let error = open_artifacts("s3://bucket").err().unwrap();
         assert!(error.to_string().contains("file://dir or memory://"));
-        let error = open_memory("redis://x").await.err().unwrap();
+        let error = open_memory("redis://x", None).await.err().unwrap();
         assert!(
             error
                 .to_string()
@@ -401,6 +444,7 @@ mod tests {
             credential_service_uri: Some("memory://".to_owned()),
             db_pool_size: adk_session::DEFAULT_POOL_SIZE,
             db_statement_timeout: None,
+            memory_embedder: EmbedderSpec::None,
         };
         let services = open(&args).await.unwrap();
         assert!(sessions.exists());
@@ -421,5 +465,67 @@ mod tests {
             .unwrap();
         assert_eq!(version, 0);
         assert!(dir.path().join("files").exists());
+    }
+
+    /// `--memory-embedder openai:<model>` with `OPENAI_BASE_URL`: memory embeds what a session
+    /// said and finds it by meaning, with no word in common, through the embedder's server.
+    #[tokio::test]
+    async fn memory_searches_by_meaning_with_the_embedder_named() {
+        use adk_test::{MockResponse, MockServer};
+        let vector = |vector: [f32; 2]| {
+            MockResponse::json(
+                200,
+                &serde_json::json!({"data": [{"index": 0, "embedding": vector}], "model": "embed-small"}),
+            )
+        };
+        let server = MockServer::start([vector([1.0, 0.0]), vector([0.9, 0.1])]).await;
+        let base_url = format!("{}/v1", server.base_url());
+        let dir = tempfile::tempdir().unwrap();
+        let args = ServiceArgs {
+            in_memory: false,
+            session_service_uri: Some("memory://".to_owned()),
+            session_db: PathBuf::from("unused.db"),
+            artifact_service_uri: Some("memory://".to_owned()),
+            memory_service_uri: Some(format!(
+                "sqlite://{}",
+                dir.path().join("memory.db").display()
+            )),
+            credential_service_uri: Some("memory://".to_owned()),
+            db_pool_size: adk_session::DEFAULT_POOL_SIZE,
+            db_statement_timeout: None,
+            memory_embedder: "openai:embed-small".parse().unwrap(),
+        };
+        let env = |name: &str| (name == "OPENAI_BASE_URL").then(|| base_url.clone());
+        let services = open_with_env(&args, &env).await.unwrap();
+        assert!(
+            services
+                .description
+                .ends_with("memory searched by meaning with embed-small"),
+            "{}",
+            services.description
+        );
+        let mut session = adk_core::Session::new(adk_core::SessionKey::new("app", "ada", "s1"));
+        session.events.push(
+            adk_core::Event::new(adk_core::InvocationId::from("e-1"), "user")
+                .with_content(adk_core::Content::user("Is it cold in the Alps?")),
+        );
+        services
+            .memory
+            .add_session_to_memory(&session)
+            .await
+            .unwrap();
+        let found = services
+            .memory
+            .search_memory("app", "ada", "mountain weather")
+            .await
+            .unwrap();
+        assert_eq!(found.memories.len(), 1);
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "one call to add, one to search");
+        assert_eq!(requests[0].path, "/v1/embeddings");
+        assert_eq!(
+            requests[1].json()["input"],
+            serde_json::json!(["mountain weather"])
+        );
     }
 }

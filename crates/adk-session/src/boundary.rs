@@ -110,17 +110,22 @@ macro_rules! session_service {
 }
 pub(crate) use session_service;
 
-/// Implements [`adk_core::MemoryService`] for `$service`, whose methods `add` and `search` return
-/// this crate's errors.
+/// Implements [`adk_core::MemoryService`] for `$service`, whose methods `add` and `search` (or
+/// those of what `|service| inner` gives) return this crate's errors.
 macro_rules! memory_service {
     ($service:ty) => {
+        $crate::boundary::memory_service!($service, |service| service);
+    };
+    ($service:ty, |$this:ident| $inner:expr) => {
         #[async_trait::async_trait]
         impl adk_core::MemoryService for $service {
             async fn add_session_to_memory(
                 &self,
                 session: &adk_core::Session,
             ) -> adk_core::Result<()> {
-                self.add(session)
+                let $this = self;
+                $inner
+                    .add(session)
                     .await
                     .map_err($crate::error::Error::into_memory)
             }
@@ -131,7 +136,9 @@ macro_rules! memory_service {
                 user_id: &str,
                 query: &str,
             ) -> adk_core::Result<adk_core::SearchMemoryResponse> {
-                self.search(app_name, user_id, query)
+                let $this = self;
+                $inner
+                    .search(app_name, user_id, query)
                     .await
                     .map(adk_core::SearchMemoryResponse::new)
                     .map_err($crate::error::Error::into_memory)

@@ -1,5 +1,6 @@
 //! Memory by meaning: [`SemanticSearch`] (the embedder a memory service may hold and how it
-//! ranks), the chunks of text that are embedded, cosine similarity, and reciprocal rank fusion of
+//! ranks), the chunks of text that are embedded, vectors of unit length whose cosine similarity is
+//! a dot product, the best of a scored list, and reciprocal rank fusion of
 //! the vector ranking with the keyword ranking.
 
 use std::collections::HashMap;
@@ -104,7 +105,8 @@ impl SemanticSearch {
         self.embedder.model()
     }
 
-    /// One vector per text, checked (see [`adk_core::check_embeddings`]); no call for no text.
+    /// One vector per text, checked (see [`adk_core::check_embeddings`]) and scaled to unit length,
+    /// so that cosine similarity is a dot product; no call for no text.
     pub(crate) async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
@@ -118,7 +120,7 @@ impl SemanticSearch {
             &vectors,
         )
         .map_err(Error::embedding)?;
-        Ok(vectors)
+        Ok(vectors.into_iter().map(unit).collect())
     }
 
     /// The vectors of the chunks (see [`chunks`]) of each text in `texts`, embedded in one call,
@@ -150,7 +152,13 @@ impl SemanticSearch {
         ranked
     }
 
-    /// How many of the best vector matches take part in the ranking.
+    /// Whether the vector ranking is fused with the keyword ranking.
+    pub(crate) fn fuses(&self) -> bool {
+        self.ranking == Ranking::Fused
+    }
+
+    /// How many of the best vector matches take part in the ranking (and, when fused, of the best
+    /// keyword matches).
     pub(crate) fn candidates(&self) -> usize {
         // Fusion reorders, so it looks further down the vector ranking than it returns.
         match self.ranking {
@@ -183,26 +191,37 @@ pub(crate) fn fuse<K: Copy + Eq + Hash>(rankings: &[&[K]]) -> Vec<K> {
     fused.into_iter().map(|(item, _, _)| item).collect()
 }
 
-/// The cosine similarity of `a` and `b`: 1 for the same direction, 0 for unrelated; 0 when either
-/// is all zeros or their lengths differ.
-pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f32 {
+/// `vector` scaled to unit length (left as it is when all zeros), so that the cosine similarity of
+/// two such vectors is their [`dot`] product.
+pub(crate) fn unit(mut vector: Vec<f32>) -> Vec<f32> {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|x| *x /= norm);
+    }
+    vector
+}
+
+/// The dot product of `a` and `b`: their cosine similarity when both have unit length (see
+/// [`unit`]); 0 when their lengths differ.
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     if a.len() != b.len() {
         return 0.0;
     }
-    let (mut dot, mut norm_a, mut norm_b) = (0.0f32, 0.0f32, 0.0f32);
-    for (x, y) in a.iter().zip(b) {
-        dot += x * y;
-        norm_a += x * x;
-        norm_b += y * y;
-    }
-    let norms = (norm_a * norm_b).sqrt();
-    if norms > 0.0 { dot / norms } else { 0.0 }
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// The indexes of `scored` (an item and its similarity) ordered best first, at most `count`.
+/// The items of `scored` (an item and its similarity) ordered best first, at most `count`: the
+/// best are selected in linear time and only they are sorted.
 pub(crate) fn best<K: Copy>(mut scored: Vec<(K, f32)>, count: usize) -> Vec<K> {
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-    scored.truncate(count);
+    let by_score = |a: &(K, f32), b: &(K, f32)| b.1.total_cmp(&a.1);
+    if count == 0 {
+        return Vec::new();
+    }
+    if scored.len() > count {
+        scored.select_nth_unstable_by(count - 1, by_score);
+        scored.truncate(count);
+    }
+    scored.sort_by(by_score);
     scored.into_iter().map(|(item, _)| item).collect()
 }
 
@@ -253,11 +272,21 @@ mod tests {
     }
 
     #[test]
-    fn cosine_is_one_for_the_same_direction_and_zero_for_nothing() {
+    fn unit_vectors_make_cosine_a_dot_product() {
+        let cosine = |a: &[f32], b: &[f32]| dot(&unit(a.to_vec()), &unit(b.to_vec()));
         assert!((cosine(&[1.0, 2.0], &[2.0, 4.0]) - 1.0).abs() < 1e-6);
         assert_eq!(cosine(&[1.0, 0.0], &[0.0, 1.0]), 0.0);
         assert_eq!(cosine(&[0.0, 0.0], &[1.0, 1.0]), 0.0);
         assert_eq!(cosine(&[1.0], &[1.0, 1.0]), 0.0);
+        assert!((dot(&unit(vec![3.0, 4.0]), &[0.6, 0.8]) - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn best_keeps_the_highest_scores_in_order() {
+        let scored = vec![(1, 0.1), (2, 0.9), (3, -0.5), (4, 0.7), (5, 0.3)];
+        assert_eq!(best(scored.clone(), 3), [2, 4, 5]);
+        assert_eq!(best(scored.clone(), 10), [2, 4, 5, 1, 3]);
+        assert!(best(scored, 0).is_empty());
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! [`InMemoryMemoryService`]: memories in a list, searched by keyword, and by meaning (cosine
-//! similarity, brute force) when it holds an embedder.
+//! similarity of unit vectors, brute force) when it holds an embedder.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -8,7 +8,7 @@ use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::keywords::{content_text, words};
-use crate::semantic::{SemanticSearch, best, cosine};
+use crate::semantic::{SemanticSearch, best, dot};
 
 /// Memories kept in memory: every event with text of the sessions added.
 ///
@@ -160,9 +160,16 @@ impl InMemoryMemoryService {
             return Ok(Vec::new());
         };
         let all: Vec<&Remembered> = sessions.values().flatten().collect();
-        let by_keyword = keyword_ranking(&all, &query);
         let ranked = match (&self.semantic, query_vector) {
             (Some(semantic), Some(query_vector)) => {
+                // As the SQL services do: fusion takes as many keyword matches as vector ones.
+                let by_keyword = if semantic.fuses() {
+                    let mut by_keyword = keyword_ranking(&all, &query);
+                    by_keyword.truncate(semantic.candidates());
+                    by_keyword
+                } else {
+                    Vec::new()
+                };
                 let scored = all
                     .iter()
                     .enumerate()
@@ -171,7 +178,7 @@ impl InMemoryMemoryService {
                         let similarity = vectors
                             .chunks
                             .iter()
-                            .map(|chunk| cosine(chunk, &query_vector))
+                            .map(|chunk| dot(chunk, &query_vector))
                             .fold(f32::MIN, f32::max);
                         Some((at, similarity))
                     })
@@ -179,7 +186,7 @@ impl InMemoryMemoryService {
                 let by_vector = best(scored, semantic.candidates());
                 semantic.rank(&by_keyword, &by_vector)
             }
-            _ => by_keyword,
+            _ => keyword_ranking(&all, &query),
         };
         Ok(ranked.into_iter().map(|at| all[at].entry.clone()).collect())
     }

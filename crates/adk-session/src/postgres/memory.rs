@@ -1,13 +1,16 @@
 //! [`PostgresMemoryService`]: memories in PostgreSQL, found by shared words, and by meaning when it
-//! holds an embedder: chunk vectors as `real[]` arrays, ranked by cosine similarity in SQL.
+//! holds an embedder: chunk vectors of unit length as `real[]` arrays, ranked by their dot product
+//! with the query in SQL, by pgvector's inner product when the `vector` extension is available,
+//! else over `unnest`. The service itself is [`SqlMemory`]; this module holds PostgreSQL's
+//! [`MemoryDialect`].
 
-use adk_core::{Content, MemoryEntry, Session};
-use sqlx::PgPool;
+use adk_core::Session;
 use sqlx::postgres::PgPoolOptions;
+use sqlx::{PgConnection, PgPool, Postgres};
 
 use crate::error::{Error, Result};
-use crate::keywords::{content_text, words};
 use crate::semantic::SemanticSearch;
+use crate::sql::memory::{EntryRow, MemoryDialect, MemoryRow, MemoryStatements, Scope, SqlMemory};
 
 /// The memory tables, created when a memory service connects (under an advisory lock, so that
 /// servers starting together do not race on the DDL).
@@ -30,14 +33,186 @@ CREATE TABLE IF NOT EXISTS adk_memory_vectors (
     app_name  TEXT NOT NULL,
     user_id   TEXT NOT NULL,
     model     TEXT NOT NULL,
-    norm      REAL NOT NULL,
     vector    REAL[] NOT NULL,
     PRIMARY KEY (memory_id, chunk)
 );
-CREATE INDEX IF NOT EXISTS adk_memory_vectors_by_user ON adk_memory_vectors (app_name, user_id, model);";
+CREATE INDEX IF NOT EXISTS adk_memory_vectors_by_user ON adk_memory_vectors (app_name, user_id, model);
+-- Vectors are stored at unit length now; the norm an earlier build stored beside them is unused.
+ALTER TABLE adk_memory_vectors DROP COLUMN IF EXISTS norm;";
 
 /// The advisory lock key taken while the tables are created: "adkmemry" in ASCII.
 const DDL_LOCK: i64 = 0x61646b6d656d7279;
+
+impl MemoryDialect for Postgres {
+    const MEMORY: MemoryStatements = MemoryStatements {
+        begin_write: "BEGIN",
+        // The vectors go with their memories (ON DELETE CASCADE).
+        delete_session: &[
+            "DELETE FROM adk_memories WHERE app_name = $1 AND user_id = $2 AND session_id = $3",
+        ],
+        select_stale: "SELECT id, text FROM adk_memories m WHERE app_name = $1 AND user_id = $2 \
+            AND NOT EXISTS (SELECT 1 FROM adk_memory_vectors v \
+            WHERE v.memory_id = m.id AND v.model = $3)",
+        // Writers do not keep each other out of the database: the row is locked until the commit.
+        lock_current: "SELECT id FROM adk_memories WHERE id = $1 AND text = $2 FOR UPDATE",
+        delete_vectors: "DELETE FROM adk_memory_vectors WHERE memory_id = $1",
+        insert_vector: "INSERT INTO adk_memory_vectors \
+            (memory_id, chunk, app_name, user_id, model, vector) \
+            VALUES ($1, $2, $3, $4, $5, $6)",
+    };
+    const TEXT_HOLDS_NUL: bool = false;
+
+    type Vector = Vec<f32>;
+    type Ranker = PgRanker;
+
+    fn vector(unit: &[f32]) -> Vec<f32> {
+        unit.to_vec()
+    }
+
+    async fn create_tables(pool: &PgPool) -> sqlx::Result<PgRanker> {
+        let mut tx = pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(DDL_LOCK)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::raw_sql(TABLES).execute(&mut *tx).await?;
+        tx.commit().await?;
+        PgRanker::find(pool).await
+    }
+
+    async fn insert_memory(
+        conn: &mut PgConnection,
+        session: &Session,
+        row: &MemoryRow,
+    ) -> sqlx::Result<i64> {
+        sqlx::query_scalar(
+            "INSERT INTO adk_memories \
+             (app_name, user_id, session_id, author, timestamp, text, words, content) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+        )
+        .bind(session.app_name.as_str())
+        .bind(session.user_id.as_str())
+        .bind(session.id.as_str())
+        .bind(row.author.as_str())
+        .bind(row.timestamp)
+        .bind(row.text.as_str())
+        .bind(&row.words)
+        .bind(row.content.as_str())
+        .fetch_one(conn)
+        .await
+    }
+
+    /// More shared words first, then newer memories, as the in-memory service ranks.
+    async fn keyword_ranking(
+        pool: &PgPool,
+        scope: Scope<'_>,
+        words: &[String],
+        limit: Option<usize>,
+    ) -> sqlx::Result<Vec<i64>> {
+        sqlx::query_scalar(
+            "SELECT id FROM adk_memories WHERE app_name = $1 AND user_id = $2 AND words && $3 \
+             ORDER BY (SELECT count(*) FROM unnest(words) AS w WHERE w = ANY($3)) DESC, \
+             timestamp DESC, id LIMIT $4",
+        )
+        .bind(scope.app_name)
+        .bind(scope.user_id)
+        .bind(words)
+        .bind(limit.map(|limit| i64::try_from(limit).unwrap_or(i64::MAX)))
+        .fetch_all(pool)
+        .await
+    }
+
+    /// Ranked in the database, so that only the best ids cross the connection (see
+    /// [`PgRanker`]), without an index.
+    async fn vector_ranking(
+        pool: &PgPool,
+        ranker: &PgRanker,
+        scope: Scope<'_>,
+        model: &str,
+        query: &[f32],
+        count: usize,
+        what: &str,
+    ) -> Result<Vec<i64>> {
+        sqlx::query_scalar(ranker.statement())
+            .bind(scope.app_name)
+            .bind(scope.user_id)
+            .bind(model)
+            .bind(query)
+            .bind(i64::try_from(count).unwrap_or(i64::MAX))
+            .fetch_all(pool)
+            .await
+            .map_err(|error| Error::storage(what, error))
+    }
+
+    async fn entries(pool: &PgPool, ids: &[i64]) -> sqlx::Result<Vec<EntryRow>> {
+        sqlx::query_as("SELECT id, content, author, timestamp FROM adk_memories WHERE id = ANY($1)")
+            .bind(ids)
+            .fetch_all(pool)
+            .await
+    }
+}
+
+/// How PostgreSQL ranks the stored vectors: both compute the dot product of each of the user's
+/// vectors (of unit length, so the dot product is the cosine similarity) with the query, in the
+/// database, and keep each memory's best chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PgRanker {
+    /// Over `unnest` of the two arrays: plain SQL, in any PostgreSQL.
+    Arrays,
+    /// With pgvector's negative inner product `<#>` on the arrays cast to its `vector` type,
+    /// computed in C, when the extension is installed in the database or can be created there.
+    Pgvector,
+}
+
+impl PgRanker {
+    /// Whether pgvector can be used: installed in the database, or available and created now
+    /// (which needs the right to create it; without it, arrays are ranked as without pgvector).
+    async fn find(pool: &PgPool) -> sqlx::Result<Self> {
+        let (installed, available): (bool, bool) = sqlx::query_as(
+            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector'), \
+             EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')",
+        )
+        .fetch_one(pool)
+        .await?;
+        if installed {
+            return Ok(Self::Pgvector);
+        }
+        if !available {
+            return Ok(Self::Arrays);
+        }
+        match sqlx::query("CREATE EXTENSION IF NOT EXISTS vector")
+            .execute(pool)
+            .await
+        {
+            Ok(_) => Ok(Self::Pgvector),
+            // Not allowed to create it: the array ranking works without.
+            Err(sqlx::Error::Database(_)) => Ok(Self::Arrays),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The ranking statement: binds app, user, model, the query vector and how many ids; returns
+    /// memory ids, the best first.
+    pub(crate) fn statement(self) -> &'static str {
+        match self {
+            Self::Arrays => {
+                "SELECT memory_id FROM adk_memory_vectors \
+                 WHERE app_name = $1 AND user_id = $2 AND model = $3 \
+                 GROUP BY memory_id \
+                 ORDER BY max((SELECT sum(a * b) FROM unnest(vector, $4::real[]) AS t(a, b))) \
+                 DESC NULLS LAST, memory_id LIMIT $5"
+            }
+            // `<#>` is the negative inner product, so the best chunk has the least.
+            Self::Pgvector => {
+                "SELECT memory_id FROM adk_memory_vectors \
+                 WHERE app_name = $1 AND user_id = $2 AND model = $3 \
+                 GROUP BY memory_id \
+                 ORDER BY min(vector::vector <#> $4::real[]::vector) ASC NULLS LAST, memory_id \
+                 LIMIT $5"
+            }
+        }
+    }
+}
 
 /// Memories in the `adk_memories` table of a PostgreSQL database (which may be the sessions').
 ///
@@ -45,15 +220,14 @@ const DDL_LOCK: i64 = 0x61646b6d656d7279;
 /// replaces its rows. Without an embedder, a search matches rows sharing a word with the query
 /// (more shared words first, then newer), as the in-memory service does. With one
 /// ([`with_semantic_search`](Self::with_semantic_search)) the chunks of each row are embedded when
-/// the session is added and kept as `real[]` in `adk_memory_vectors` with the model's name; a
-/// search ranks the user's rows by cosine similarity in SQL (over the user's vectors, without an
-/// index: pgvector is not used), fused with the keyword ranking unless
+/// the session is added and kept as `real[]` of unit length in `adk_memory_vectors` with the
+/// model's name; a search ranks the user's rows by cosine similarity in SQL (over the user's
+/// vectors, without an index), fused with the keyword ranking unless
 /// [`Ranking::Vector`](crate::Ranking::Vector) is asked for. Rows without a vector of the current
 /// model are embedded at the next search of their user.
 #[derive(Debug, Clone)]
 pub struct PostgresMemoryService {
-    pool: PgPool,
-    semantic: Option<SemanticSearch>,
+    memory: SqlMemory<Postgres>,
 }
 
 impl PostgresMemoryService {
@@ -69,245 +243,155 @@ impl PostgresMemoryService {
 
     /// Uses `pool` and creates the memory tables when missing.
     pub async fn from_pool(pool: PgPool) -> adk_core::Result<Self> {
-        let storage = |error| Error::storage("creating the memory tables", error).into_memory();
-        let mut tx = pool.begin().await.map_err(storage)?;
-        sqlx::query("SELECT pg_advisory_xact_lock($1)")
-            .bind(DDL_LOCK)
-            .execute(&mut *tx)
-            .await
-            .map_err(storage)?;
-        sqlx::raw_sql(TABLES)
-            .execute(&mut *tx)
-            .await
-            .map_err(storage)?;
-        tx.commit().await.map_err(storage)?;
-        Ok(Self {
-            pool,
-            semantic: None,
-        })
+        let memory = SqlMemory::new(pool).await.map_err(Error::into_memory)?;
+        Ok(Self { memory })
     }
 
     /// Searches by meaning as `semantic` says, as well as by keyword.
-    pub fn with_semantic_search(mut self, semantic: SemanticSearch) -> Self {
-        self.semantic = Some(semantic);
-        self
-    }
-
-    async fn add(&self, session: &Session) -> Result<()> {
-        let what = format!("adding session {} to memory", session.id);
-        let storage = |error| Error::storage(&what, error);
-        let mut rows = Vec::new();
-        for event in &session.events {
-            let Some(content) = event.content() else {
-                continue;
-            };
-            // PostgreSQL's text cannot hold U+0000; the JSON copy escapes it, the text loses it.
-            let text = content_text(content).replace('\0', "\u{FFFD}");
-            let words: Vec<String> = words(&text).into_iter().collect();
-            if words.is_empty() {
-                continue;
-            }
-            let json =
-                serde_json::to_string(content).map_err(|error| Error::corrupt(&what, error))?;
-            rows.push((
-                text,
-                words,
-                event.author.replace('\0', "\u{FFFD}"),
-                event.timestamp,
-                json,
-            ));
+    pub fn with_semantic_search(self, semantic: SemanticSearch) -> Self {
+        Self {
+            memory: self.memory.with_semantic_search(semantic),
         }
-        // The embedder is called before the transaction, so a failing one changes nothing.
-        let vectors = match &self.semantic {
-            Some(semantic) => {
-                let texts: Vec<&str> = rows.iter().map(|(text, ..)| text.as_str()).collect();
-                Some(semantic.embed_chunks(&texts).await?)
-            }
-            None => None,
-        };
-        let mut tx = self.pool.begin().await.map_err(storage)?;
-        sqlx::query(
-            "DELETE FROM adk_memories WHERE app_name = $1 AND user_id = $2 AND session_id = $3",
-        )
-        .bind(&session.app_name)
-        .bind(&session.user_id)
-        .bind(session.id.as_str())
-        .execute(&mut *tx)
-        .await
-        .map_err(storage)?;
-        for (at, (text, words, author, timestamp, json)) in rows.into_iter().enumerate() {
-            let (id,): (i64,) = sqlx::query_as(
-                "INSERT INTO adk_memories \
-                 (app_name, user_id, session_id, author, timestamp, text, words, content) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-            )
-            .bind(&session.app_name)
-            .bind(&session.user_id)
-            .bind(session.id.as_str())
-            .bind(author)
-            .bind(timestamp)
-            .bind(text)
-            .bind(words)
-            .bind(json)
-            .fetch_one(&mut *tx)
+    }
+}
+
+crate::boundary::memory_service!(PostgresMemoryService, |service| service.memory);
+
+#[cfg(test)]
+mod tests {
+    use adk_core::{IdGen as _, UuidIdGen};
+    use sqlx::AssertSqlSafe;
+    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+    use super::*;
+
+    /// A pool on a fresh schema of `$ADK_POSTGRES_URL` and the admin pool to drop it with.
+    async fn schema() -> Option<(PgPool, PgPool, String)> {
+        let url = adk_test::postgres_url()?;
+        let options: PgConnectOptions = url.parse().expect("a valid ADK_POSTGRES_URL");
+        let admin = PgPool::connect_with(options.clone())
             .await
-            .map_err(storage)?;
-            if let (Some(semantic), Some(vectors)) = (&self.semantic, &vectors) {
-                let scope = (session.app_name.as_str(), session.user_id.as_str());
-                insert_vectors(&mut tx, id, scope, semantic.model(), &vectors[at])
-                    .await
-                    .map_err(storage)?;
-            }
-        }
-        tx.commit().await.map_err(storage)
+            .expect("connect");
+        let schema = format!("adk_pgvector_{}", UuidIdGen.new_uuid().replace('-', ""));
+        sqlx::query(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+            .execute(&admin)
+            .await
+            .expect("create the schema");
+        let pool = PgPoolOptions::new()
+            .max_connections(2)
+            .connect_with(options.options([("search_path", schema.as_str())]))
+            .await
+            .expect("connect to the schema");
+        Some((admin, pool, schema))
     }
 
-    /// Embeds, with the current model, the memories of the user that have no vector of it.
-    async fn reembed(
-        &self,
-        semantic: &SemanticSearch,
-        app_name: &str,
-        user_id: &str,
-    ) -> Result<()> {
-        let what = format!("embedding the memory of user {user_id} in app {app_name} again");
-        let storage = |error| Error::storage(&what, error);
-        let stale: Vec<(i64, String)> = sqlx::query_as(
-            "SELECT id, text FROM adk_memories m WHERE app_name = $1 AND user_id = $2 AND NOT \
-             EXISTS (SELECT 1 FROM adk_memory_vectors v WHERE v.memory_id = m.id AND v.model = $3)",
-        )
-        .bind(app_name)
-        .bind(user_id)
-        .bind(semantic.model())
-        .fetch_all(&self.pool)
-        .await
-        .map_err(storage)?;
-        if stale.is_empty() {
-            return Ok(());
-        }
-        let texts: Vec<&str> = stale.iter().map(|(_, text)| text.as_str()).collect();
-        let vectors = semantic.embed_chunks(&texts).await?;
-        let mut tx = self.pool.begin().await.map_err(storage)?;
-        for ((id, text), vectors) in stale.iter().zip(&vectors) {
-            // Only a row still holding the embedded text (locked until the commit) takes them.
-            let current: Option<(i64,)> = sqlx::query_as(
-                "SELECT id FROM adk_memories WHERE id = $1 AND text = $2 FOR UPDATE",
+    /// Stores chunk vectors of memories 1 to 4 of one user, and one of another user's.
+    async fn store_vectors(pool: &PgPool) {
+        sqlx::raw_sql(TABLES).execute(pool).await.unwrap();
+        let vectors: [(i64, &[f32]); 6] = [
+            (1, &[1.0, 0.0, 0.0]),
+            (2, &[0.0, 1.0, 0.0]),
+            (2, &[0.6, 0.8, 0.0]),
+            (3, &[0.0, 0.0, 1.0]),
+            (4, &[0.8, 0.0, 0.6]),
+            (5, &[1.0, 0.0, 0.0]),
+        ];
+        for (chunk, (id, vector)) in vectors.into_iter().enumerate() {
+            let user = if id == 5 { "bob" } else { "ada" };
+            sqlx::query(
+                "INSERT INTO adk_memories (id, app_name, user_id, session_id, author, timestamp, \
+                 text, words, content) VALUES ($1, 'app', $2, 's', 'a', 0, 't', '{t}', '{}') \
+                 ON CONFLICT DO NOTHING",
             )
             .bind(id)
-            .bind(text)
-            .fetch_optional(&mut *tx)
+            .bind(user)
+            .execute(pool)
             .await
-            .map_err(storage)?;
-            if current.is_none() {
-                continue;
-            }
-            sqlx::query("DELETE FROM adk_memory_vectors WHERE memory_id = $1")
+            .unwrap();
+            sqlx::query(Postgres::MEMORY.insert_vector)
                 .bind(id)
-                .execute(&mut *tx)
+                .bind(chunk as i64)
+                .bind("app")
+                .bind(user)
+                .bind("m")
+                .bind(vector)
+                .execute(pool)
                 .await
-                .map_err(storage)?;
-            insert_vectors(&mut tx, *id, (app_name, user_id), semantic.model(), vectors)
-                .await
-                .map_err(storage)?;
+                .unwrap();
         }
-        tx.commit().await.map_err(storage)
     }
 
-    async fn search(&self, app_name: &str, user_id: &str, query: &str) -> Result<Vec<MemoryEntry>> {
-        let what = format!("searching the memory of user {user_id} in app {app_name}");
-        let storage = |error| Error::storage(&what, error);
-        let query_words: Vec<String> = words(query).into_iter().collect();
-        let by_keyword: Vec<(i64,)> = if query_words.is_empty() {
-            Vec::new()
-        } else {
-            sqlx::query_as(
-                "SELECT id FROM adk_memories WHERE app_name = $1 AND user_id = $2 AND words && $3 \
-                 ORDER BY (SELECT count(*) FROM unnest(words) AS w WHERE w = ANY($3)) DESC, \
-                 timestamp DESC, id",
-            )
-            .bind(app_name)
-            .bind(user_id)
-            .bind(&query_words)
-            .fetch_all(&self.pool)
+    async fn rank(pool: &PgPool, ranker: PgRanker) -> Vec<i64> {
+        let scope = Scope {
+            app_name: "app",
+            user_id: "ada",
+        };
+        Postgres::vector_ranking(pool, &ranker, scope, "m", &[0.8, 0.6, 0.0], 3, "ranking")
             .await
-            .map_err(storage)?
+            .unwrap()
+    }
+
+    /// pgvector's statement, run on what it needs of pgvector when pgvector is not installed: a
+    /// `vector` type over `real[]` and the negative inner product `<#>`, written in SQL in the
+    /// test's schema. Both statements rank the same: memory 2 (its best chunk), 1, then 4.
+    #[tokio::test]
+    async fn both_rankings_order_memories_by_their_best_chunk() {
+        let Some((admin, pool, schema)) = schema().await else {
+            return;
         };
-        let by_keyword: Vec<i64> = by_keyword.into_iter().map(|(id,)| id).collect();
-        let ranked = match self.semantic.as_ref().filter(|_| !query.trim().is_empty()) {
-            None => by_keyword,
-            Some(semantic) => {
-                self.reembed(semantic, app_name, user_id).await?;
-                let query_vector = semantic.embed_query(query).await?;
-                let norm = query_vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-                let by_vector: Vec<(i64,)> = sqlx::query_as(
-                    "SELECT memory_id FROM ( \
-                       SELECT memory_id, \
-                         (SELECT sum(a * b) FROM unnest(vector, $4::real[]) AS t(a, b)) \
-                           / NULLIF(norm * $5, 0) AS similarity \
-                       FROM adk_memory_vectors \
-                       WHERE app_name = $1 AND user_id = $2 AND model = $3 \
-                     ) AS scored \
-                     GROUP BY memory_id ORDER BY max(similarity) DESC NULLS LAST, memory_id \
-                     LIMIT $6",
-                )
-                .bind(app_name)
-                .bind(user_id)
-                .bind(semantic.model())
-                .bind(&query_vector)
-                .bind(norm)
-                .bind(semantic.candidates() as i64)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(storage)?;
-                let by_vector: Vec<i64> = by_vector.into_iter().map(|(id,)| id).collect();
-                semantic.rank(&by_keyword, &by_vector)
-            }
-        };
-        let rows: Vec<(i64, String, String, f64)> = sqlx::query_as(
-            "SELECT id, content, author, timestamp FROM adk_memories WHERE id = ANY($1)",
-        )
-        .bind(&ranked)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(storage)?;
-        let mut entries = std::collections::HashMap::with_capacity(rows.len());
-        for (id, content, author, timestamp) in rows {
-            let content: Content =
-                serde_json::from_str(&content).map_err(|error| Error::corrupt(&what, error))?;
-            entries.insert(id, MemoryEntry::new(content).with_origin(author, timestamp));
+        store_vectors(&pool).await;
+        let expected = [2, 1, 4];
+        assert_eq!(rank(&pool, PgRanker::Arrays).await, expected);
+        if PgRanker::find(&pool).await.unwrap() == PgRanker::Arrays {
+            sqlx::raw_sql(
+                "CREATE DOMAIN vector AS real[];
+                 CREATE FUNCTION negative_inner_product(a real[], b real[]) RETURNS real
+                   LANGUAGE sql IMMUTABLE AS 'SELECT -sum(x * y) FROM unnest(a, b) AS t(x, y)';
+                 CREATE OPERATOR <#> (LEFTARG = real[], RIGHTARG = real[],
+                   FUNCTION = negative_inner_product);",
+            )
+            .execute(&pool)
+            .await
+            .unwrap();
         }
-        Ok(ranked
-            .into_iter()
-            .filter_map(|id| entries.remove(&id))
-            .collect())
+        assert_eq!(rank(&pool, PgRanker::Pgvector).await, expected);
+        pool.close().await;
+        sqlx::query(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+            .execute(&admin)
+            .await
+            .unwrap();
     }
-}
 
-/// Stores the chunk vectors of memory `memory_id` with their norms.
-async fn insert_vectors(
-    tx: &mut sqlx::PgConnection,
-    memory_id: i64,
-    (app_name, user_id): (&str, &str),
-    model: &str,
-    vectors: &[Vec<f32>],
-) -> sqlx::Result<()> {
-    for (chunk, vector) in vectors.iter().enumerate() {
-        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-        sqlx::query(
-            "INSERT INTO adk_memory_vectors \
-             (memory_id, chunk, app_name, user_id, model, norm, vector) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    /// With pgvector in the database, the service finds it and ranks with it. Where it is not
+    /// available (it is not packaged for every PostgreSQL), this says so and checks that the array
+    /// ranking is chosen instead.
+    #[tokio::test]
+    async fn pgvector_is_used_when_the_database_has_it() {
+        let Some((admin, pool, schema)) = schema().await else {
+            return;
+        };
+        let (available,): (bool,) = sqlx::query_as(
+            "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')",
         )
-        .bind(memory_id)
-        .bind(chunk as i32)
-        .bind(app_name)
-        .bind(user_id)
-        .bind(model)
-        .bind(norm)
-        .bind(vector)
-        .execute(&mut *tx)
-        .await?;
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        let ranker = PgRanker::find(&pool).await.unwrap();
+        if available {
+            assert_eq!(ranker, PgRanker::Pgvector);
+            store_vectors(&pool).await;
+            assert_eq!(rank(&pool, ranker).await, [2, 1, 4]);
+        } else {
+            adk_test::report_skipped(
+                "pgvector is not available in this PostgreSQL: its ranking statement ran on a \
+                 stand-in only (both_rankings_order_memories_by_their_best_chunk)",
+            );
+            assert_eq!(ranker, PgRanker::Arrays);
+        }
+        pool.close().await;
+        sqlx::query(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+            .execute(&admin)
+            .await
+            .unwrap();
     }
-    Ok(())
 }
-
-crate::boundary::memory_service!(PostgresMemoryService);

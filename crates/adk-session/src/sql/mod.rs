@@ -1,5 +1,6 @@
 //! The SQL session store: one store ([`store::SqlStore`]) over a [`dialect::Dialect`] per
-//! database, which events a request selects, and reading rows back.
+//! database, which events a request selects, and reading rows back; and the SQL memory service
+//! ([`memory::SqlMemory`]) over its own [`memory::MemoryDialect`].
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ pub(crate) mod appends;
 pub(crate) mod begin;
 pub(crate) mod dialect;
 pub(crate) mod layout;
+pub(crate) mod memory;
 pub(crate) mod store;
 
 /// Above this many events, parsing moves to the blocking pool.
