@@ -48,17 +48,13 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
     for server in [Server::Floor, Server::AdkRs, Server::Python] {
         println!("==> {}", server.name());
         let dir = scratch.path().join(server.slug());
-        std::fs::create_dir_all(&dir)?;
-        let running = server.start(root, &bin, &python, &mock, &dir)?;
-        let measured = load(&bin, &running, &mock);
-        drop(running);
-        let measured = measured.with_context(|| {
-            format!(
-                "measuring {} (its log: {})",
-                server.name(),
-                dir.join("server.log").display()
-            )
-        })?;
+        let mut measured = measure(server, root, &bin, &python, &mock, &dir, None)?;
+        // Each memory round has a server of its own, fresh but for the warm-up, so that memory
+        // freed by earlier rounds does not hide what the held streams take.
+        for clients in CLIENTS {
+            let held = measure(server, root, &bin, &python, &mock, &dir, Some(clients))?;
+            measured.memory.extend(held.memory);
+        }
         results.push(measured);
     }
     let [floor, ours, python] = <[Measured; 3]>::try_from(results)
@@ -116,6 +112,32 @@ fn python_peers(root: &Path) -> anyhow::Result<PathBuf> {
         );
     }
     Ok(python)
+}
+
+/// Starts `server` with its files in `dir` and runs `perf-load` against it: the timed rounds, or
+/// the memory round of `memory` clients.
+fn measure(
+    server: Server,
+    root: &Path,
+    bin: &Path,
+    python: &Path,
+    mock: &Mock,
+    dir: &Path,
+    memory: Option<usize>,
+) -> anyhow::Result<Measured> {
+    // A fresh directory: a fresh session database.
+    let dir = dir.join(memory.map_or_else(|| "timed".to_owned(), |n| format!("memory-{n}")));
+    std::fs::create_dir_all(&dir)?;
+    let running = server.start(root, bin, python, mock, &dir)?;
+    let measured = load(bin, &running, mock, memory);
+    drop(running);
+    measured.with_context(|| {
+        format!(
+            "measuring {} (its log: {})",
+            server.name(),
+            dir.join("server.log").display()
+        )
+    })
 }
 
 /// The three servers.
@@ -254,15 +276,25 @@ impl Drop for Running {
     }
 }
 
-/// Runs `perf-load` against `server` and reads its lines.
-fn load(bin: &Path, server: &Running, mock: &Mock) -> anyhow::Result<Measured> {
+/// Runs `perf-load` against `server` and reads its lines: the timed rounds, or the memory round
+/// of `memory` clients.
+fn load(
+    bin: &Path,
+    server: &Running,
+    mock: &Mock,
+    memory: Option<usize>,
+) -> anyhow::Result<Measured> {
     let mut command = Command::new(bin.join("perf-load"));
     command
         .args(["--base", &server.base, "--mock", &mock.base()])
         .args(["--pid", &server.child.id().to_string()])
         .args(["--timeout-s", &TURN_TIMEOUT_S.to_string()]);
-    for clients in CLIENTS {
-        command.args(["--clients", &clients.to_string()]);
+    if let Some(clients) = memory {
+        command.args(["--memory", "--clients", &clients.to_string()]);
+    } else {
+        for clients in CLIENTS {
+            command.args(["--clients", &clients.to_string()]);
+        }
     }
     let output = command
         .stderr(Stdio::inherit())
@@ -327,12 +359,14 @@ struct Measured {
 
 impl Measured {
     /// Why this server fails the benchmark, if it does: any wrong answer; any failed turn of
-    /// adk-rs or the floor, or of ADK Python below 1,000 clients.
+    /// adk-rs or the floor, or of ADK Python's warm-up. ADK Python's failures under load (its
+    /// SQLite sessions answer "database is locked" to concurrent writers) are counted, not fatal.
     fn verdict(&self, server: Server) -> Option<String> {
-        let tolerated = |clients: u64| server == Server::Python && clients >= 1_000;
+        let tolerated = server == Server::Python;
         let mut problems = String::new();
-        for round in std::iter::once(&self.warm_up).chain(&self.rounds) {
-            if round.wrong > 0 || (round.failed > 0 && !tolerated(round.clients)) {
+        let warm_up = std::iter::once((&self.warm_up, false));
+        for (round, under_load) in warm_up.chain(self.rounds.iter().map(|round| (round, true))) {
+            if round.wrong > 0 || (round.failed > 0 && !(tolerated && under_load)) {
                 let _ = write!(
                     problems,
                     " {} clients: {} wrong, {} failed ({});",
@@ -344,7 +378,7 @@ impl Measured {
             }
         }
         for memory in &self.memory {
-            if memory.failed > 0 && !tolerated(memory.clients) {
+            if memory.failed > 0 && !tolerated {
                 let _ = write!(
                     problems,
                     " {} streams held: {} failed;",
@@ -611,12 +645,14 @@ memory {\"clients\":100,\"idle_kib\":10000,\"held_kib\":12500,\"at_model\":100,\
         assert_eq!(measured.verdict(Server::AdkRs), None);
         measured.rounds[0].failed = 2;
         measured.rounds[0].sample_failure = Some("posting /run_sse: refused".to_owned());
-        let verdict = measured.verdict(Server::Python).unwrap();
+        let verdict = measured.verdict(Server::AdkRs).unwrap();
         assert!(verdict.contains("100 clients: 0 wrong, 2 failed (posting /run_sse: refused)"));
-        measured.rounds[0].clients = 1_000;
         assert_eq!(measured.verdict(Server::Python), None);
         assert!(measured.verdict(Server::Floor).is_some());
+        measured.warm_up.failed = 1;
         measured.rounds[0].failed = 0;
+        assert!(measured.verdict(Server::Python).is_some());
+        measured.warm_up.failed = 0;
         measured.rounds[0].wrong = 1;
         assert!(measured.verdict(Server::Python).is_some());
     }

@@ -1,8 +1,8 @@
 //! The server benchmark's load client: against one server (`--base URL`, process `--pid PID`)
 //! it waits for the server to answer, warms it up, then runs each timed round (`--clients N`,
 //! repeatable): N concurrent clients, each creating its own session and posting one `/run_sse`
-//! turn; then each memory round: N streams held open on the mock (`--mock URL`, its control
-//! endpoints) while the server's resident set is read. Every turn's events are checked (the
+//! turn; or, with `--memory`, each memory round: N streams held open on the mock (`--mock URL`,
+//! its control endpoints) while the server's resident set is read. Every turn's events are checked (the
 //! tool's call and response, the final answer). Prints one `round <JSON>` or `memory <JSON>`
 //! line per round (`adk_perf::serve::Round`, `Memory`). See the crate docs.
 
@@ -22,6 +22,8 @@ struct Args {
     pid: u32,
     clients: Vec<usize>,
     timeout: Duration,
+    /// Run memory rounds instead of timed ones.
+    memory: bool,
 }
 
 impl Args {
@@ -32,9 +34,14 @@ impl Args {
             pid: 0,
             clients: Vec::new(),
             timeout: Duration::from_secs(300),
+            memory: false,
         };
         let mut words = std::env::args().skip(1);
         while let Some(word) = words.next() {
+            if word == "--memory" {
+                args.memory = true;
+                continue;
+            }
             let value = words.next().unwrap_or_else(|| usage(&word));
             match word.as_str() {
                 "--base" => args.base = value,
@@ -60,7 +67,7 @@ impl Args {
 fn usage(word: &str) -> ! {
     panic!(
         "bad argument {word:?}; usage: perf-load --base URL --mock URL --pid PID \
-         [--clients N]... [--timeout-s S]"
+         [--clients N]... [--timeout-s S] [--memory]"
     )
 }
 
@@ -354,9 +361,10 @@ async fn main() {
     let warm_up = timed_round(&args, 20).await;
     say("warmup", &warm_up);
     for &clients in &args.clients {
-        say("round", &timed_round(&args, clients).await);
-    }
-    for &clients in &args.clients {
-        say("memory", &memory_round(&args, clients).await);
+        if args.memory {
+            say("memory", &memory_round(&args, clients).await);
+        } else {
+            say("round", &timed_round(&args, clients).await);
+        }
     }
 }
