@@ -60,6 +60,23 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
     let [floor, ours, python] = <[Measured; 3]>::try_from(results)
         .map_err(|_| anyhow::anyhow!("three servers were measured"))?;
     println!("\n{}", table(&floor, &ours, &python));
+    for (measured, server) in [
+        (&floor, Server::Floor),
+        (&ours, Server::AdkRs),
+        (&python, Server::Python),
+    ] {
+        for round in std::iter::once(&measured.warm_up).chain(&measured.rounds) {
+            if let Some(failure) = &round.sample_failure {
+                println!(
+                    "{}, {} clients: {} wrong, {} failed; for example: {failure}",
+                    server.name(),
+                    round.clients,
+                    round.wrong,
+                    round.failed
+                );
+            }
+        }
+    }
     let failures = [&floor, &ours, &python]
         .iter()
         .zip([Server::Floor, Server::AdkRs, Server::Python])
