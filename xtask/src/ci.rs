@@ -12,6 +12,7 @@ use std::time::Instant;
 use anyhow::{Context as _, bail};
 
 use crate::feature_sets::workspace_feature_sets;
+use crate::prepare::Preparation;
 use crate::test_run::{self, TestTally};
 use crate::{deny, tidy};
 
@@ -30,8 +31,8 @@ pub enum Action {
     FeatureSets,
     /// Runs [`tidy::run`] in this process.
     Tidy,
-    /// Runs [`deny::check`]: `cargo deny check licenses bans sources`, installing the pinned
-    /// `cargo-deny` first if needed.
+    /// Runs `cargo deny check licenses bans sources` ([`deny::check_with`]) with the pinned
+    /// `cargo-deny`, which [`Preparation`] installs in the background from the first step.
     Deny,
 }
 
@@ -121,16 +122,20 @@ impl Step {
 
 /// Runs every step of [`STEPS`] in the workspace at `root`, stopping at the first that fails.
 ///
+/// The slow installs of later steps (`cargo-deny`, the local model) start at once on a background
+/// thread ([`Preparation`]) and are stopped if the run stops early.
+///
 /// The cargo commands inherit this process's environment, so `CARGO_TARGET_DIR` (and any other
 /// cargo setting) passes through to them unchanged. The last line printed on success is the
 /// total of the test summaries, in the plain `N passed, N failed` form.
 pub fn run(root: &Path) -> anyhow::Result<()> {
     print_target_dir();
+    let preparation = Preparation::start();
     let mut tally = None;
     for (index, step) in STEPS.iter().enumerate() {
         announce(index, step);
         let started = Instant::now();
-        let step_tally = run_step(root, step).with_context(|| {
+        let step_tally = run_step(root, step, &preparation).with_context(|| {
             format!(
                 "ci step `{}` failed ({}); stopping here",
                 step.name,
@@ -173,7 +178,11 @@ fn announce(index: usize, step: &Step) {
 }
 
 /// Runs one step to completion; a test step returns its tally.
-fn run_step(root: &Path, step: &Step) -> anyhow::Result<Option<TestTally>> {
+fn run_step(
+    root: &Path,
+    step: &Step,
+    preparation: &Preparation,
+) -> anyhow::Result<Option<TestTally>> {
     match step.action {
         Action::Cargo(args) => {
             let status = cargo(root, args)
@@ -193,7 +202,7 @@ fn run_step(root: &Path, step: &Step) -> anyhow::Result<Option<TestTally>> {
         Action::Tests(args) => test_run::run(root, args).map(Some),
         Action::FeatureSets => check_feature_sets(root).map(|()| None),
         Action::Tidy => tidy::run(root).map(|()| None),
-        Action::Deny => deny::check(root).map(|()| None),
+        Action::Deny => deny::check_with(root, &preparation.cargo_deny()?).map(|()| None),
     }
 }
 

@@ -19,11 +19,17 @@ pub const CARGO_DENY: Tool = Tool {
 /// Advisories are left out: their database is fetched from GitHub, which CI cannot reach.
 pub const CHECKS: &[&str] = &["licenses", "bans", "sources"];
 
-/// Runs `cargo deny check licenses bans sources` on the workspace at `workspace`.
+/// Runs `cargo deny check licenses bans sources` on the workspace at `workspace`, installing
+/// the pinned `cargo-deny` first if needed.
 pub fn check(workspace: &Path) -> anyhow::Result<()> {
     let binary = CARGO_DENY.ensure_installed(&tools_dir()?)?;
+    check_with(workspace, &binary)
+}
+
+/// Runs the checks on the workspace at `workspace` with the `cargo-deny` at `binary`.
+pub fn check_with(workspace: &Path, binary: &Path) -> anyhow::Result<()> {
     // The inclusion graphs of the duplicate warnings would run to thousands of lines.
-    let status = Command::new(&binary)
+    let status = Command::new(binary)
         .args(["check", "--hide-inclusion-graph"])
         .args(CHECKS)
         .current_dir(workspace)

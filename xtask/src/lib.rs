@@ -1,5 +1,5 @@
-//! The library half of xtask, the build system of adk-rs: the `ci` pipeline, the `tidy` checks,
-//! `codegen`, the `cargo deny` step and `release`.
+//! The library half of xtask, the build system of adk-rs: the `ci` pipeline and the installs it
+//! prepares in the background, the `tidy` checks, `codegen`, the `cargo deny` step and `release`.
 //!
 //! `main.rs` is a thin command-line front end over this library; keeping the logic here lets the
 //! tidy checks run as ordinary tests, both on the real workspace and on small fake ones.
@@ -8,6 +8,7 @@ pub mod ci;
 pub mod codegen;
 pub mod deny;
 pub mod feature_sets;
+pub mod prepare;
 pub mod release;
 pub mod test_run;
 pub mod tidy;

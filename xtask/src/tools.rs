@@ -38,8 +38,7 @@ impl Tool {
     /// The tool's binary under `root`, installed there with `cargo install --locked` unless the
     /// pinned version already is. A second call only asks the binary for its version.
     pub fn ensure_installed(&self, root: &Path) -> anyhow::Result<PathBuf> {
-        let binary = self.binary_in(root);
-        if self.installed_version(&binary).as_deref() == Some(self.version) {
+        if let Some(binary) = self.installed(root) {
             return Ok(binary);
         }
         println!(
@@ -48,8 +47,8 @@ impl Tool {
             self.version,
             root.display()
         );
-        let status = Command::new(cargo())
-            .args(self.install_args(root))
+        let status = self
+            .install_command(root)
             .status()
             .context("could not start cargo install")?;
         if !status.success() {
@@ -59,6 +58,18 @@ impl Tool {
                 self.version
             );
         }
+        self.check_installed(root)
+    }
+
+    /// The tool's binary under `root` if the pinned version is installed there.
+    pub fn installed(&self, root: &Path) -> Option<PathBuf> {
+        let binary = self.binary_in(root);
+        (self.installed_version(&binary).as_deref() == Some(self.version)).then_some(binary)
+    }
+
+    /// The tool's binary under `root` after an install, or why it is not the pinned version.
+    pub fn check_installed(&self, root: &Path) -> anyhow::Result<PathBuf> {
+        let binary = self.binary_in(root);
         match self.installed_version(&binary) {
             Some(version) if version == self.version => Ok(binary),
             other => bail!(
@@ -67,6 +78,13 @@ impl Tool {
                 self.version
             ),
         }
+    }
+
+    /// The `cargo install` command that puts the pinned release under `root`.
+    pub fn install_command(&self, root: &Path) -> Command {
+        let mut command = Command::new(cargo());
+        command.args(self.install_args(root));
+        command
     }
 
     /// Where the binary lands under `root`.

@@ -1,5 +1,7 @@
 //! How long each test binary took last time, kept beside the build, so the next run starts the
 //! slowest first and its wall time is the longest binary rather than the sum of a queue's tail.
+//! A build that has never run the tests (a fresh machine, a new target directory) orders them by
+//! the committed `xtask/test-timings.tsv` instead.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -7,6 +9,11 @@ use std::time::Duration;
 
 /// The file, in the build's profile folder (`target/debug`), that holds the timings.
 const FILE_NAME: &str = "xtask-test-timings.tsv";
+
+/// The timings of a whole test step, committed: what a build that never ran the tests goes by.
+/// Refresh it from a run's own file (`target/debug/xtask-test-timings.tsv`) when the slowest
+/// binaries change.
+const COMMITTED: &str = include_str!("../../test-timings.tsv");
 
 /// Seconds per test binary, by [`key`](super::binaries::TestBinary::key).
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -20,15 +27,22 @@ impl Timings {
         deps_dir.parent().unwrap_or(deps_dir).join(FILE_NAME)
     }
 
-    /// The timings in `file`; none when it does not exist or cannot be read (the run is then
-    /// ordered as cargo listed the binaries, and writes the file for the next one).
+    /// The timings in `file` over the committed ones: a binary this build has never run is
+    /// ordered by its committed time. The run writes the file for the next one.
     pub fn load(file: &Path) -> Self {
-        std::fs::read_to_string(file)
+        let local = std::fs::read_to_string(file)
             .map(|text| Self::parse(&text))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        Self::parse(COMMITTED).overlaid_with(local)
     }
 
-    /// Timings from `seconds<TAB>key` lines; other lines are skipped.
+    /// These timings with those of `newer` replacing them where both have a binary.
+    pub fn overlaid_with(mut self, newer: Self) -> Self {
+        self.seconds.extend(newer.seconds);
+        self
+    }
+
+    /// Timings from `seconds<TAB>key` lines; other lines (comments, blanks) are skipped.
     pub fn parse(text: &str) -> Self {
         let seconds = text
             .lines()
@@ -98,6 +112,27 @@ mod tests {
         let mut items = vec!["a", "new", "b", "c", "newer"];
         timings.order(&mut items, |item| (*item).to_owned());
         assert_eq!(items, ["new", "newer", "c", "b", "a"]);
+    }
+
+    #[test]
+    fn a_build_that_never_ran_a_binary_goes_by_the_committed_time() {
+        let committed = Timings::parse(COMMITTED);
+        assert!(
+            committed.get("adk-cli test create").is_some(),
+            "the committed timings name the workspace's slow binaries"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(FILE_NAME);
+        assert_eq!(Timings::load(&file), committed);
+
+        std::fs::write(&file, "1.5\tadk-cli test create\n2\tnew test\n").unwrap();
+        let loaded = Timings::load(&file);
+        assert_eq!(loaded.get("adk-cli test create"), Some(1.5));
+        assert_eq!(loaded.get("new test"), Some(2.0));
+        assert_eq!(
+            loaded.get("adk-session test session_conformance"),
+            committed.get("adk-session test session_conformance")
+        );
     }
 
     #[test]
