@@ -11,6 +11,15 @@
 //! `cargo xtask bench` builds them in release mode and measures instructions per invocation
 //! (callgrind), cold start, peak memory and concurrency. Each client prints one line when it is
 //! done: `done <microseconds since start> <peak RSS in KiB>`.
+//!
+//! The server benchmark (`cargo xtask bench --serve`, [`serve`]) adds two programs:
+//!
+//! - `perf-relay`: the servers' floor, a bare axum server that answers `/run_sse` by relaying
+//!   the same two Gemini calls as server-sent events, with no agent and no session store;
+//! - `perf-load`: the load client, which runs rounds of concurrent clients (each creating a
+//!   session and running one turn) against a server and reads its CPU time and memory.
+
+pub mod serve;
 
 use std::time::Instant;
 

@@ -33,7 +33,7 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
             "`cargo xtask bench` counts instructions with valgrind; install it (apt-get install valgrind)"
         );
     }
-    let bin = build(root)?;
+    let bin = build(root, &["adk-perf"])?;
     let mock = Mock::start(&bin, 0)?;
     let adk = Client::new(&bin, "perf-adk", &mock.url);
     let floor = Client::new(&bin, "perf-floor", &mock.url);
@@ -128,11 +128,22 @@ fn mib(kib: u64) -> String {
     format!("{:.1} MB", kib as f64 * 1024.0 / 1e6)
 }
 
-/// Builds the workload's programs in release mode; returns the folder holding them.
-fn build(root: &Path) -> anyhow::Result<PathBuf> {
-    println!("==> building the workload (cargo build --release -p adk-perf)");
+/// The model name the mock answers for.
+pub(crate) const MODEL: &str = "gemini-2.5-flash";
+
+/// Builds the programs of `packages` in release mode; returns the folder holding them.
+pub(crate) fn build(root: &Path, packages: &[&str]) -> anyhow::Result<PathBuf> {
+    let selection: Vec<&str> = packages
+        .iter()
+        .flat_map(|package| ["-p", package])
+        .collect();
+    println!(
+        "==> building the workload (cargo build --release {})",
+        selection.join(" ")
+    );
     let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args(["build", "--release", "-p", "adk-perf"])
+        .args(["build", "--release", "--bins"])
+        .args(&selection)
         .current_dir(root)
         .status()
         .context("could not start cargo")?;
@@ -145,31 +156,42 @@ fn build(root: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// The loopback Gemini mock, killed when dropped.
-struct Mock {
+pub(crate) struct Mock {
     child: Child,
-    url: String,
+    /// Its base URL up to the API version (`http://127.0.0.1:PORT/v1beta`).
+    pub(crate) url: String,
 }
 
 impl Mock {
-    fn start(bin: &Path, latency_ms: u64) -> anyhow::Result<Self> {
+    pub(crate) fn start(bin: &Path, latency_ms: u64) -> anyhow::Result<Self> {
         let mut child = Command::new(bin.join("perf-mock"))
             .args(["--latency-ms", &latency_ms.to_string()])
             .stdout(Stdio::piped())
             .spawn()
             .context("could not start perf-mock")?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().context("piped stdout")?)
-            .read_line(&mut line)
-            .context("perf-mock said nothing")?;
-        let port = line
-            .trim()
-            .strip_prefix("listening ")
-            .context("perf-mock's port")?;
+        let port = read_port(&mut child).context("perf-mock's port")?;
         Ok(Self {
             url: format!("http://127.0.0.1:{port}/v1beta"),
             child,
         })
     }
+
+    /// Its base URL without the API version, as Google's SDKs take it.
+    pub(crate) fn base(&self) -> String {
+        self.url.trim_end_matches("/v1beta").to_owned()
+    }
+}
+
+/// Reads the `listening <port>` line a workload server prints first on its piped stdout.
+pub(crate) fn read_port(child: &mut Child) -> anyhow::Result<u16> {
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().context("piped stdout")?)
+        .read_line(&mut line)
+        .context("the server said nothing")?;
+    line.trim()
+        .strip_prefix("listening ")
+        .and_then(|port| port.parse().ok())
+        .with_context(|| format!("no port in {line:?}"))
 }
 
 impl Drop for Mock {

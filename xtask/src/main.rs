@@ -1,10 +1,11 @@
 //! The `cargo xtask` command line: dispatches `ci`, `tidy`, `codegen`, `deny` and `release` to the
-//! xtask library, and `local-model` and `bench` to their modules.
+//! xtask library, and `local-model`, `bench` and `bench --serve` to their modules.
 // xtask is a developer tool whose output is meant for a terminal, so printing is its job.
 #![allow(clippy::print_stdout)]
 
 mod bench;
 mod local_model;
+mod serve_bench;
 
 use std::process::ExitCode;
 
@@ -24,6 +25,9 @@ commands:
   deny      check licences, banned duplicates and sources with cargo deny (installed on first use)
   bench     measure the performance workload of perf/ beside its floor (instructions with
             callgrind, cold start, memory, concurrency)
+  bench --serve
+            serve one weather agent with adk-rs's and ADK Python's `adk api_server` and a bare
+            relay, and measure 100 and 1,000 concurrent /run_sse turns side by side
   codegen [--check]
             write the files generated from Rust types (schemas/agent-config.schema.json);
             with --check, write nothing and fail when a committed one is stale
@@ -56,6 +60,7 @@ fn run(args: Vec<String>) -> anyhow::Result<()> {
         ["codegen"] => codegen::run(&root, codegen::Mode::Write),
         ["codegen", "--check"] => codegen::run(&root, codegen::Mode::Check),
         ["bench"] => bench::run(&root),
+        ["bench", "--serve"] => serve_bench::run(&root),
         ["deny"] => deny::check(&root),
         ["local-model", rest @ ..] => local_model::run(rest),
         ["release", rest @ ..] => release::run(&root, &release::Options::parse(rest)?).map(drop),

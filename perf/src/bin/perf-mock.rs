@@ -2,7 +2,13 @@
 //! function response is answered with a `get_weather` call, one that does with a sentence; unary
 //! for `generateContent`, two SSE events for `streamGenerateContent`. Prints `listening <port>`,
 //! serves until killed. `--latency-ms N` waits before each answer. See the crate docs.
+//!
+//! For the server benchmark, the mock can hold its answers: after `POST /control/hold` every
+//! model call waits (counted by `GET /control/pending`) until `POST /control/release`, so that
+//! the servers' streams stay open while their memory is read.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::body::Bytes;
@@ -19,13 +25,29 @@ fn candidate(parts: Value) -> Value {
     })
 }
 
+/// What every handler shares: the latency, and whether answers are held.
+struct Mock {
+    latency: Duration,
+    /// `true` while model calls wait.
+    hold: tokio::sync::watch::Sender<bool>,
+    /// How many model calls are waiting.
+    pending: AtomicUsize,
+}
+
 async fn answer(
-    State(latency): State<Duration>,
+    State(mock): State<Arc<Mock>>,
     Path(method): Path<String>,
     body: Bytes,
 ) -> Response {
-    if !latency.is_zero() {
-        tokio::time::sleep(latency).await;
+    let mut held = mock.hold.subscribe();
+    if *held.borrow_and_update() {
+        mock.pending.fetch_add(1, Ordering::SeqCst);
+        // The sender lives as long as the server, so waiting only ends on a release.
+        let _ = held.wait_for(|hold| !hold).await;
+        mock.pending.fetch_sub(1, Ordering::SeqCst);
+    }
+    if !mock.latency.is_zero() {
+        tokio::time::sleep(mock.latency).await;
     }
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let answered = request["contents"]
@@ -73,9 +95,33 @@ async fn main() {
             _ => panic!("usage: perf-mock [--latency-ms N]"),
         }
     }
+    let (hold, _) = tokio::sync::watch::channel(false);
+    let mock = Arc::new(Mock {
+        latency,
+        hold,
+        pending: AtomicUsize::new(0),
+    });
     let app = axum::Router::new()
         .route("/v1beta/models/{method}", axum::routing::post(answer))
-        .with_state(latency);
+        .route(
+            "/control/hold",
+            axum::routing::post(|State(mock): State<Arc<Mock>>| async move {
+                mock.hold.send_replace(true);
+            }),
+        )
+        .route(
+            "/control/release",
+            axum::routing::post(|State(mock): State<Arc<Mock>>| async move {
+                mock.hold.send_replace(false);
+            }),
+        )
+        .route(
+            "/control/pending",
+            axum::routing::get(|State(mock): State<Arc<Mock>>| async move {
+                mock.pending.load(Ordering::SeqCst).to_string()
+            }),
+        )
+        .with_state(mock);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");

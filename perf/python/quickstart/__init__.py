@@ -1,0 +1,3 @@
+"""The quickstart weather agent for ADK Python, served by `cargo xtask bench --serve`."""
+
+from . import agent
