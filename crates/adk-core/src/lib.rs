@@ -12,6 +12,7 @@ mod ids;
 mod journal;
 mod model;
 mod node;
+pub mod ranking;
 mod redact;
 mod service;
 mod session;
@@ -55,6 +56,7 @@ pub use model::{
     StreamingMode, ThinkingConfig, ThinkingLevel, ToolConfig, UsageMetadata,
 };
 pub use node::{NodeInfo, NodePath, Route, RouteValue};
+pub use ranking::Ranking;
 pub use redact::url_without_credentials;
 pub use service::{
     ArtifactService, ArtifactVersion, CANCEL_REQUEST_CALL_PREFIX, CancelSignals,

@@ -110,15 +110,17 @@ fn semantic(ranking: Ranking) -> SemanticSearch {
 /// A filled database store, kept for the process so both rankings search the same one.
 enum Filled {
     Sqlite(tempfile::TempDir),
-    Postgres(PgConnectOptions),
+    Postgres(Box<PgConnectOptions>),
 }
 
 /// Whether the schemas of earlier runs were dropped.
 static CLEANED: AtomicBool = AtomicBool::new(false);
 
 /// The filled database stores, by backend and chunk count.
-static FILLED: LazyLock<Mutex<HashMap<(&'static str, usize), Arc<Filled>>>> =
-    LazyLock::new(Mutex::default);
+type FilledStores = HashMap<(&'static str, usize), Arc<Filled>>;
+
+/// The filled database stores of this process.
+static FILLED: LazyLock<Mutex<FilledStores>> = LazyLock::new(Mutex::default);
 
 /// A memory service of `backend` holding `chunks` chunks and ranking as `ranking` says, or `None`
 /// for PostgreSQL without `$ADK_POSTGRES_URL`.
@@ -151,7 +153,7 @@ fn open(backend: &'static str, chunks: usize, ranking: Ranking) -> Option<Arc<dy
                 PostgresMemoryService::from_pool(
                     PgPoolOptions::new()
                         .max_connections(4)
-                        .connect_with(options.clone())
+                        .connect_with((**options).clone())
                         .await
                         .expect("connect"),
                 )
@@ -210,9 +212,9 @@ async fn create(backend: &str) -> Option<Filled> {
         .execute(&admin)
         .await
         .expect("create schema");
-    Some(Filled::Postgres(
+    Some(Filled::Postgres(Box::new(
         options.options([("search_path", schema.as_str())]),
-    ))
+    )))
 }
 
 /// The bytes a filled database store takes: the SQLite file with its write-ahead log, or the
@@ -225,7 +227,7 @@ async fn stored_bytes(filled: &Filled) -> u64 {
             .map(|metadata| metadata.len())
             .sum(),
         Filled::Postgres(options) => {
-            let pool = PgPool::connect_with(options.clone())
+            let pool = PgPool::connect_with((**options).clone())
                 .await
                 .expect("connect");
             let (bytes,): (i64,) = sqlx::query_as(

@@ -18,6 +18,7 @@ mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+pub use adk_core::Ranking;
 pub use artifact::{FileArtifactService, InMemoryArtifactService, ObjectStoreArtifactService};
 #[cfg(feature = "postgres")]
 pub use credential::PostgresCredentialService;
@@ -31,7 +32,7 @@ pub use in_memory::{InMemoryMemoryService, InMemorySessionService};
 pub use object_store;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresMemoryService, PostgresSessionService};
-pub use semantic::{Ranking, SemanticSearch};
+pub use semantic::SemanticSearch;
 #[cfg(feature = "postgres")]
 pub use session_lock::{
     DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_POOL_SIZE, PostgresSessionLocks, PostgresSettings,

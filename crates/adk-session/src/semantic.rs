@@ -1,40 +1,22 @@
 //! Memory by meaning: [`SemanticSearch`] (the embedder a memory service may hold and how it
-//! ranks), the chunks of text that are embedded, vectors of unit length whose cosine similarity is
-//! a dot product, the best of a scored list, and reciprocal rank fusion of
-//! the vector ranking with the keyword ranking.
+//! ranks), the chunks of text that are embedded and the best of a scored list. The vector
+//! arithmetic and the fusion of rankings are `adk_core::ranking`'s.
 
-use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use adk_core::{Embedder, IntoEmbedder};
+use adk_core::ranking::{fuse, normalize};
+use adk_core::{Embedder, IntoEmbedder, Ranking};
 
 use crate::error::{Error, ErrorKind, Result};
 
 /// The default of [`SemanticSearch::limit`].
 const DEFAULT_LIMIT: usize = 10;
 
-/// The constant of reciprocal rank fusion: an item at rank `r` (from 1) of a ranking scores
-/// `1 / (RRF_K + r)`. 60 is the value of the paper that introduced the method (Cormack, Clarke and
-/// Büttcher, 2009), which damps the weight of the very first ranks without ignoring them.
-const RRF_K: f64 = 60.0;
-
 /// The longest chunk embedded, in bytes. A remembered text longer than this is cut, at
 /// whitespace, into several chunks; the best-matching chunk ranks the memory. Small enough for the
 /// context of the smallest embedding models (512 tokens).
 pub(crate) const CHUNK_BYTES: usize = 1_200;
-
-/// How a memory service with an embedder ranks what a search finds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Ranking {
-    /// The vector ranking and the keyword ranking fused by reciprocal rank fusion (the default):
-    /// a memory found by both ranks first, and one found by either is kept.
-    #[default]
-    Fused,
-    /// The vector ranking alone, by cosine similarity to the query.
-    Vector,
-}
 
 /// What a memory service needs to search by meaning: the [`Embedder`] that turns what sessions
 /// said and each query into vectors, how results are ranked, and how many a search returns.
@@ -120,7 +102,9 @@ impl SemanticSearch {
             &vectors,
         )
         .map_err(Error::embedding)?;
-        Ok(vectors.into_iter().map(unit).collect())
+        let mut vectors = vectors;
+        vectors.iter_mut().for_each(|vector| normalize(vector));
+        Ok(vectors)
     }
 
     /// The vectors of the chunks (see [`chunks`]) of each text in `texts`, embedded in one call,
@@ -144,9 +128,10 @@ impl SemanticSearch {
     /// The final ranking of a search: `by_vector` (best first) alone, or fused with `by_keyword`
     /// (best first), cut at the limit.
     pub(crate) fn rank<K: Copy + Eq + Hash>(&self, by_keyword: &[K], by_vector: &[K]) -> Vec<K> {
-        let mut ranked = match self.ranking {
-            Ranking::Vector => by_vector.to_vec(),
-            Ranking::Fused => fuse(&[by_keyword, by_vector]),
+        let mut ranked = if self.fuses() {
+            fuse(&[by_keyword, by_vector])
+        } else {
+            by_vector.to_vec()
         };
         ranked.truncate(self.limit);
         ranked
@@ -154,60 +139,14 @@ impl SemanticSearch {
 
     /// Whether the vector ranking is fused with the keyword ranking.
     pub(crate) fn fuses(&self) -> bool {
-        self.ranking == Ranking::Fused
+        self.ranking.fuses()
     }
 
     /// How many of the best vector matches take part in the ranking (and, when fused, of the best
     /// keyword matches).
     pub(crate) fn candidates(&self) -> usize {
-        // Fusion reorders, so it looks further down the vector ranking than it returns.
-        match self.ranking {
-            Ranking::Vector => self.limit,
-            Ranking::Fused => self.limit.saturating_mul(3),
-        }
+        self.ranking.candidates(self.limit)
     }
-}
-
-/// Reciprocal rank fusion of `rankings` (each best first): every item scores the sum of
-/// `1 / (60 + rank)` over the rankings it is in; ties keep the order of first appearance.
-pub(crate) fn fuse<K: Copy + Eq + Hash>(rankings: &[&[K]]) -> Vec<K> {
-    let mut scores: HashMap<K, (f64, usize)> = HashMap::new();
-    let mut order = 0;
-    for ranking in rankings {
-        for (rank, &item) in ranking.iter().enumerate() {
-            let score = 1.0 / (RRF_K + rank as f64 + 1.0);
-            let entry = scores.entry(item).or_insert_with(|| {
-                order += 1;
-                (0.0, order)
-            });
-            entry.0 += score;
-        }
-    }
-    let mut fused: Vec<(K, f64, usize)> = scores
-        .into_iter()
-        .map(|(item, (score, first))| (item, score, first))
-        .collect();
-    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
-    fused.into_iter().map(|(item, _, _)| item).collect()
-}
-
-/// `vector` scaled to unit length (left as it is when all zeros), so that the cosine similarity of
-/// two such vectors is their [`dot`] product.
-pub(crate) fn unit(mut vector: Vec<f32>) -> Vec<f32> {
-    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 {
-        vector.iter_mut().for_each(|x| *x /= norm);
-    }
-    vector
-}
-
-/// The dot product of `a` and `b`: their cosine similarity when both have unit length (see
-/// [`unit`]); 0 when their lengths differ.
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    if a.len() != b.len() {
-        return 0.0;
-    }
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// The items of `scored` (an item and its similarity) ordered best first, at most `count`: the
@@ -262,24 +201,6 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fusion_ranks_what_both_found_first() {
-        let keyword = [1, 2, 3];
-        let vector = [4, 3, 1];
-        assert_eq!(fuse(&[&keyword, &vector]), [1, 3, 4, 2]);
-        assert_eq!(fuse::<u8>(&[&[], &[]]), Vec::<u8>::new());
-    }
-
-    #[test]
-    fn unit_vectors_make_cosine_a_dot_product() {
-        let cosine = |a: &[f32], b: &[f32]| dot(&unit(a.to_vec()), &unit(b.to_vec()));
-        assert!((cosine(&[1.0, 2.0], &[2.0, 4.0]) - 1.0).abs() < 1e-6);
-        assert_eq!(cosine(&[1.0, 0.0], &[0.0, 1.0]), 0.0);
-        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 1.0]), 0.0);
-        assert_eq!(cosine(&[1.0], &[1.0, 1.0]), 0.0);
-        assert!((dot(&unit(vec![3.0, 4.0]), &[0.6, 0.8]) - 1.0).abs() < 1e-6);
-    }
 
     #[test]
     fn best_keeps_the_highest_scores_in_order() {

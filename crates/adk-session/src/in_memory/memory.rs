@@ -8,7 +8,9 @@ use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::keywords::{content_text, words};
-use crate::semantic::{SemanticSearch, best, dot};
+use adk_core::ranking::dot;
+
+use crate::semantic::{SemanticSearch, best};
 
 /// Memories kept in memory: every event with text of the sessions added.
 ///

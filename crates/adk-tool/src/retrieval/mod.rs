@@ -12,9 +12,10 @@ mod rank;
 mod search;
 mod tool;
 
+pub use adk_core::Ranking;
 pub use chunk::Span;
 pub use corpus::{Corpus, IndexReport, Indexed};
 pub use error::RetrievalError;
 pub use glob::Glob;
-pub use search::{Passage, Ranking, SearchOptions};
+pub use search::{Passage, SearchOptions};
 pub use tool::{RetrievalArgs, RetrievalTool, RetrievalToolBuilder};

@@ -1,32 +1,12 @@
-//! The arithmetic of retrieval: unit vectors, the best `k` of many scores with a heap, a BM25
-//! keyword score, and reciprocal rank fusion of two rankings.
+//! The arithmetic of retrieval: the best `k` of many scores with a heap and a BM25 keyword score.
+//! Unit vectors and the fusion of rankings are `adk_core::ranking`'s.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
-use std::hash::Hash;
-
-/// The constant of reciprocal rank fusion: an item at rank `r` (from 1) scores `1 / (60 + r)`,
-/// the value of the method's paper (Cormack, Clarke and Büttcher, 2009), which damps the weight
-/// of the first ranks without ignoring them.
-const RRF_K: f64 = 60.0;
 
 /// BM25's term-frequency saturation and length normalisation, at their customary values.
 const BM25_K1: f32 = 1.2;
 const BM25_B: f32 = 0.75;
-
-/// `vector` scaled to length 1, so that a dot product is the cosine similarity; all zeros stays
-/// all zeros (it matches nothing).
-pub(crate) fn normalise(vector: &mut [f32]) {
-    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 {
-        vector.iter_mut().for_each(|x| *x /= norm);
-    }
-}
-
-/// The dot product of two vectors of one length.
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
 
 /// The distinct lowercase words of `text` (runs of letters and digits, any script) with how
 /// often each occurs, sorted by word so that a lookup is a binary search.
@@ -167,25 +147,6 @@ pub(crate) fn best<T>(scored: impl IntoIterator<Item = (f32, T)>, k: usize) -> V
         .collect()
 }
 
-/// Reciprocal rank fusion of `rankings` (each best first): an item scores the sum of
-/// `1 / (60 + rank)` over the rankings it is in; ties keep the order of first appearance.
-pub(crate) fn fuse<K: Copy + Eq + Hash>(rankings: &[&[K]]) -> Vec<K> {
-    let mut scores: HashMap<K, (f64, usize)> = HashMap::new();
-    for ranking in rankings {
-        for (rank, &item) in ranking.iter().enumerate() {
-            let next = scores.len();
-            let entry = scores.entry(item).or_insert((0.0, next));
-            entry.0 += 1.0 / (RRF_K + rank as f64 + 1.0);
-        }
-    }
-    let mut fused: Vec<(K, f64, usize)> = scores
-        .into_iter()
-        .map(|(item, (score, first))| (item, score, first))
-        .collect();
-    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
-    fused.into_iter().map(|(item, _, _)| item).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,23 +158,6 @@ mod tests {
         assert_eq!(found, [(0.9, 1), (0.9, 3), (0.7, 5)]);
         assert!(best(scores.iter().copied().zip(0..), 0).is_empty());
         assert_eq!(best(scores.iter().copied().zip(0..), 10).len(), 6);
-    }
-
-    #[test]
-    fn unit_vectors_make_the_dot_product_a_cosine() {
-        let (mut a, mut b) = (vec![3.0, 4.0], vec![6.0, 8.0]);
-        normalise(&mut a);
-        normalise(&mut b);
-        assert!((dot(&a, &b) - 1.0).abs() < 1e-6);
-        let mut zero = vec![0.0, 0.0];
-        normalise(&mut zero);
-        assert_eq!(zero, [0.0, 0.0]);
-    }
-
-    #[test]
-    fn fusion_ranks_what_both_found_first() {
-        assert_eq!(fuse(&[&[1, 2, 3], &[4, 3, 1]]), [1, 3, 4, 2]);
-        assert!(fuse::<u8>(&[&[], &[]]).is_empty());
     }
 
     #[test]

@@ -1,21 +1,9 @@
 //! What a search is asked ([`SearchOptions`], [`Ranking`]) and what it finds ([`Passage`]).
 
+use adk_core::Ranking;
 use serde::Serialize;
 
 use super::Span;
-
-/// How a search ranks chunks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Ranking {
-    /// The vector ranking fused with a BM25 keyword ranking by reciprocal rank fusion (the
-    /// default): a passage both find ranks first, and an exact name or number the embedder blurs
-    /// is still found by its words.
-    #[default]
-    Fused,
-    /// The vector ranking alone, by cosine similarity to the query.
-    Vector,
-}
 
 /// How a search is run: how many passages it returns, how it ranks, and the least similarity a
 /// passage needs.

@@ -601,7 +601,7 @@ impl Corpus {
         for doc in pending {
             let mut flat = Vec::with_capacity(doc.chunks.len() * dimensions);
             for mut vector in vectors.by_ref().take(doc.chunks.len()) {
-                rank::normalise(&mut vector);
+                adk_core::ranking::normalize(&mut vector);
                 flat.extend(vector);
             }
             index.documents.insert(

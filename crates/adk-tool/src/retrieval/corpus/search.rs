@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use super::{Corpus, Document, Scope, embed};
 use crate::retrieval::rank::{self, Bm25};
-use crate::retrieval::{Passage, Ranking, RetrievalError, SearchOptions};
+use crate::retrieval::{Passage, RetrievalError, SearchOptions};
 
 impl Corpus {
     /// The passages of the documents every search sees that best answer `query`.
@@ -48,7 +48,7 @@ impl Corpus {
             .await?
             .pop()
             .unwrap_or_default();
-        rank::normalise(&mut query_vector);
+        adk_core::ranking::normalize(&mut query_vector);
         Ok(self.rank(query, &query_vector, embedder.model(), options, &in_scope))
     }
 
@@ -87,25 +87,20 @@ impl Corpus {
         };
         let similarity = |(d, c): (usize, usize)| {
             let doc = documents[d].1;
-            rank::dot(
+            adk_core::ranking::dot(
                 &doc.vectors[c * doc.dimensions..][..doc.dimensions],
                 query_vector,
             )
         };
         let top_k = options.top_k.max(1);
-        let candidates = match options.ranking {
-            Ranking::Vector => top_k,
-            // Fusion reorders, so it looks further down each ranking than it returns.
-            Ranking::Fused => top_k.saturating_mul(3),
-        };
+        let candidates = options.ranking.candidates(top_k);
         let by_vector: Vec<(usize, usize)> =
             rank::best(chunks().map(|(at, _)| (similarity(at), at)), candidates)
                 .into_iter()
                 .map(|(_, at)| at)
                 .collect();
-        let ranked = match options.ranking {
-            Ranking::Vector => by_vector,
-            Ranking::Fused => {
+        let ranked = if options.ranking.fuses() {
+            {
                 let terms: Vec<String> = rank::words(query)
                     .collect::<BTreeSet<_>>()
                     .into_iter()
@@ -123,8 +118,10 @@ impl Corpus {
                 .into_iter()
                 .map(|(_, at)| at)
                 .collect();
-                rank::fuse(&[&by_keyword, &by_vector])
+                adk_core::ranking::fuse(&[&by_keyword, &by_vector])
             }
+        } else {
+            by_vector
         };
         ranked
             .into_iter()
