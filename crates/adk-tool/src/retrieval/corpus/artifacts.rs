@@ -10,7 +10,7 @@ use crate::retrieval::{Glob, RetrievalError};
 
 impl Corpus {
     /// Indexes the latest version of the artifact `name` of `session`, from `artifacts`, under its
-    /// name. Every search sees it, as it sees files; the [`RetrievalTool`](super::RetrievalTool)
+    /// name. Every search sees it, as it sees files; the [`RetrievalTool`](crate::retrieval::RetrievalTool)
     /// indexes a session's own artifacts for that session alone.
     ///
     /// # Errors
