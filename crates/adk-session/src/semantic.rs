@@ -2,6 +2,7 @@
 //! ranks), the chunks of text that are embedded and the best of a scored list. The vector
 //! arithmetic and the fusion of rankings are `adk_core::ranking`'s.
 
+use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
@@ -146,6 +147,24 @@ impl SemanticSearch {
     /// keyword matches).
     pub(crate) fn candidates(&self) -> usize {
         self.ranking.candidates(self.limit)
+    }
+}
+
+/// Each memory's best chunk similarity, gathered from the scores of its chunks as they come: a
+/// memory ranks by the chunk of it that matches best.
+#[derive(Debug, Default)]
+pub(crate) struct BestChunks(HashMap<i64, f32>);
+
+impl BestChunks {
+    /// Counts `score`, the similarity of one chunk of memory `id`.
+    pub(crate) fn offer(&mut self, id: i64, score: f32) {
+        let best = self.0.entry(id).or_insert(f32::MIN);
+        *best = best.max(score);
+    }
+
+    /// The `count` memories whose best chunks match best, best first.
+    pub(crate) fn best(self, count: usize) -> Vec<i64> {
+        best(self.0.into_iter().collect(), count)
     }
 }
 

@@ -1,15 +1,17 @@
 //! [`PostgresMemoryService`]: memories in PostgreSQL, found by shared words, and by meaning when it
-//! holds an embedder: chunk vectors of unit length as `real[]` arrays, ranked by their dot product
-//! with the query in SQL, by pgvector's inner product when the `vector` extension is available,
-//! else over `unnest`. The service itself is [`SqlMemory`]; this module holds PostgreSQL's
+//! holds an embedder: chunk vectors of unit length as `real[]` arrays, ranked by pgvector's inner
+//! product in the database when the `vector` extension is available, else streamed out and scored
+//! by their dot product with the query here. The service itself is [`SqlMemory`]; this module holds PostgreSQL's
 //! [`MemoryDialect`].
 
 use adk_core::Session;
+use adk_core::ranking::dot;
+use futures::TryStreamExt as _;
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{PgConnection, PgPool, Postgres};
 
 use crate::error::{Error, Result};
-use crate::semantic::SemanticSearch;
+use crate::semantic::{BestChunks, SemanticSearch};
 use crate::sql::memory::{EntryRow, MemoryDialect, MemoryRow, MemoryStatements, Scope, SqlMemory};
 
 /// The memory tables, created when a memory service connects (under an advisory lock, so that
@@ -122,8 +124,8 @@ impl MemoryDialect for Postgres {
         .await
     }
 
-    /// Ranked in the database, so that only the best ids cross the connection (see
-    /// [`PgRanker`]), without an index.
+    /// With pgvector, ranked in the database so that only the best ids cross the connection;
+    /// without it, the user's vectors stream in and are scored here (see [`PgRanker`]).
     async fn vector_ranking(
         pool: &PgPool,
         ranker: &PgRanker,
@@ -133,7 +135,26 @@ impl MemoryDialect for Postgres {
         count: usize,
         what: &str,
     ) -> Result<Vec<i64>> {
-        sqlx::query_scalar(ranker.statement())
+        let PgRanker::Pgvector = ranker else {
+            let mut rows = sqlx::query_as::<_, (i64, Vec<f32>)>(
+                "SELECT memory_id, vector FROM adk_memory_vectors \
+                 WHERE app_name = $1 AND user_id = $2 AND model = $3",
+            )
+            .bind(scope.app_name)
+            .bind(scope.user_id)
+            .bind(model)
+            .fetch(pool);
+            let mut similarity = BestChunks::default();
+            while let Some((id, vector)) = rows
+                .try_next()
+                .await
+                .map_err(|error| Error::storage(what, error))?
+            {
+                similarity.offer(id, dot(&vector, query));
+            }
+            return Ok(similarity.best(count));
+        };
+        sqlx::query_scalar(PGVECTOR_RANKING)
             .bind(scope.app_name)
             .bind(scope.user_id)
             .bind(model)
@@ -152,12 +173,13 @@ impl MemoryDialect for Postgres {
     }
 }
 
-/// How PostgreSQL ranks the stored vectors: both compute the dot product of each of the user's
-/// vectors (of unit length, so the dot product is the cosine similarity) with the query, in the
-/// database, and keep each memory's best chunk.
+/// How PostgreSQL's stored vectors are ranked: both take the dot product of each of the user's
+/// vectors (of unit length, so the dot product is the cosine similarity) with the query and keep
+/// each memory's best chunk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PgRanker {
-    /// Over `unnest` of the two arrays: plain SQL, in any PostgreSQL.
+    /// The user's `real[]` vectors streamed out and scored here, in any PostgreSQL: a dot product
+    /// over `unnest` in SQL took seconds from 10,000 chunks on.
     Arrays,
     /// With pgvector's negative inner product `<#>` on the arrays cast to its `vector` type,
     /// computed in C, when the extension is installed in the database or can be created there.
@@ -190,29 +212,15 @@ impl PgRanker {
             Err(error) => Err(error),
         }
     }
-
-    /// The ranking statement: binds app, user, model, the query vector and how many ids; returns
-    /// memory ids, the best first.
-    pub(crate) fn statement(self) -> &'static str {
-        match self {
-            Self::Arrays => {
-                "SELECT memory_id FROM adk_memory_vectors \
-                 WHERE app_name = $1 AND user_id = $2 AND model = $3 \
-                 GROUP BY memory_id \
-                 ORDER BY max((SELECT sum(a * b) FROM unnest(vector, $4::real[]) AS t(a, b))) \
-                 DESC NULLS LAST, memory_id LIMIT $5"
-            }
-            // `<#>` is the negative inner product, so the best chunk has the least.
-            Self::Pgvector => {
-                "SELECT memory_id FROM adk_memory_vectors \
-                 WHERE app_name = $1 AND user_id = $2 AND model = $3 \
-                 GROUP BY memory_id \
-                 ORDER BY min(vector::vector <#> $4::real[]::vector) ASC NULLS LAST, memory_id \
-                 LIMIT $5"
-            }
-        }
-    }
 }
+
+/// pgvector's ranking statement: binds app, user, model, the query vector and how many ids;
+/// returns memory ids, the best first. `<#>` is the negative inner product, so the best chunk has
+/// the least.
+const PGVECTOR_RANKING: &str = "SELECT memory_id FROM adk_memory_vectors \
+     WHERE app_name = $1 AND user_id = $2 AND model = $3 \
+     GROUP BY memory_id \
+     ORDER BY min(vector::vector <#> $4::real[]::vector) ASC NULLS LAST, memory_id LIMIT $5";
 
 /// Memories in the `adk_memories` table of a PostgreSQL database (which may be the sessions').
 ///
@@ -221,9 +229,9 @@ impl PgRanker {
 /// (more shared words first, then newer), as the in-memory service does. With one
 /// ([`with_semantic_search`](Self::with_semantic_search)) the chunks of each row are embedded when
 /// the session is added and kept as `real[]` of unit length in `adk_memory_vectors` with the
-/// model's name; a search ranks the user's rows by cosine similarity in SQL (over the user's
-/// vectors, without an index), fused with the keyword ranking unless
-/// [`Ranking::Vector`](crate::Ranking::Vector) is asked for. Rows without a vector of the current
+/// model's name; a search ranks the user's rows by cosine similarity (with pgvector in the
+/// database, else over the user's vectors streamed out; without an index), fused with the
+/// keyword ranking unless [`Ranking::Vector`](crate::Ranking::Vector) is asked for. Rows without a vector of the current
 /// model are embedded at the next search of their user.
 #[derive(Debug, Clone)]
 pub struct PostgresMemoryService {

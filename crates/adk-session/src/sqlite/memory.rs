@@ -3,7 +3,6 @@
 //! little-endian `f32` of unit length, ranked by their dot product with the query in Rust. The
 //! service itself is [`SqlMemory`]; this module holds SQLite's [`MemoryDialect`].
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use adk_core::Session;
@@ -11,7 +10,7 @@ use futures::TryStreamExt as _;
 use sqlx::{Sqlite, SqliteConnection, SqlitePool};
 
 use crate::error::{Error, Result};
-use crate::semantic::{SemanticSearch, best};
+use crate::semantic::{BestChunks, SemanticSearch};
 use crate::sql::memory::{EntryRow, MemoryDialect, MemoryRow, MemoryStatements, Scope, SqlMemory};
 
 /// The table of vectors beside the FTS5 table `memories` (created with the session layout),
@@ -123,17 +122,16 @@ impl MemoryDialect for Sqlite {
         .bind(scope.user_id)
         .bind(model)
         .fetch(pool);
-        let mut similarity: HashMap<i64, f32> = HashMap::new();
+        let mut similarity = BestChunks::default();
         while let Some((id, blob)) = rows
             .try_next()
             .await
             .map_err(|error| Error::storage(what, error))?
         {
             let score = dot_le_bytes(&blob, query).map_err(|error| Error::corrupt(what, error))?;
-            let best = similarity.entry(id).or_insert(f32::MIN);
-            *best = best.max(score);
+            similarity.offer(id, score);
         }
-        Ok(best(similarity.into_iter().collect(), count))
+        Ok(similarity.best(count))
     }
 
     async fn entries(pool: &SqlitePool, ids: &[i64]) -> sqlx::Result<Vec<EntryRow>> {
