@@ -15,44 +15,43 @@ use std::fmt;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::dialect::Dialect;
-use super::store::Append;
 use crate::error::{Error, Result};
 
 /// The most appends committed in one transaction, so that a group's transaction stays short.
 pub(crate) const MAX_GROUP: usize = 256;
 
-/// An append waiting for its group, and where its outcome goes.
-pub(crate) struct Waiting<D: Dialect> {
-    pub(crate) append: Append<D>,
+/// An append (`A`, the store's description of one) waiting for its group, and where its outcome
+/// goes.
+pub(crate) struct Waiting<A> {
+    pub(crate) append: A,
     pub(crate) done: oneshot::Sender<Result<u64>>,
 }
 
 /// The writer task's end of an [`AppendQueue`].
-pub(crate) type Waiters<D> = mpsc::UnboundedReceiver<Waiting<D>>;
+pub(crate) type Waiters<A> = mpsc::UnboundedReceiver<Waiting<A>>;
 
 /// Where appends wait for the writer task (see the module's documentation).
-pub(crate) struct AppendQueue<D: Dialect> {
-    waiting: mpsc::UnboundedSender<Waiting<D>>,
+pub(crate) struct AppendQueue<A> {
+    waiting: mpsc::UnboundedSender<Waiting<A>>,
 }
 
-impl<D: Dialect> fmt::Debug for AppendQueue<D> {
+impl<A> fmt::Debug for AppendQueue<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AppendQueue").finish_non_exhaustive()
     }
 }
 
-impl<D: Dialect> AppendQueue<D> {
+impl<A> AppendQueue<A> {
     /// A queue, and the end the writer task takes its appends from.
-    pub(crate) fn new() -> (Self, Waiters<D>) {
+    pub(crate) fn new() -> (Self, Waiters<A>) {
         let (waiting, waiters) = mpsc::unbounded_channel();
         (Self { waiting }, waiters)
     }
 
     /// Appends in the next group; returns the session's new revision once the group committed.
-    pub(crate) async fn append(&self, append: Append<D>) -> Result<u64> {
-        let what = append.what.clone();
-        let stopped = || Error::storage(&what, "the session store's writer has stopped");
+    /// `what` names the append in an error.
+    pub(crate) async fn append(&self, what: &str, append: A) -> Result<u64> {
+        let stopped = || Error::storage(what, "the session store's writer has stopped");
         let (done, outcome) = oneshot::channel();
         self.waiting
             .send(Waiting { append, done })

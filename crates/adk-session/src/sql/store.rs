@@ -37,7 +37,7 @@ pub(crate) struct SqlStore<D: Dialect> {
     pool: Pool<D>,
     writer: D::Writer,
     /// Where appends wait to be committed in groups, when the store groups them.
-    appends: Option<AppendQueue<D>>,
+    appends: Option<AppendQueue<Append<D>>>,
     /// The runs of this process waiting to hear of cancel requests.
     cancels: Arc<CancelBoard>,
     /// What brings other processes' cancel requests, started with the first subscriber.
@@ -70,7 +70,11 @@ where
     }
 
     /// A store whose appends wait in `appends` to be committed in groups.
-    pub(crate) fn with_appends(pool: Pool<D>, writer: D::Writer, appends: AppendQueue<D>) -> Self {
+    pub(crate) fn with_appends(
+        pool: Pool<D>,
+        writer: D::Writer,
+        appends: AppendQueue<Append<D>>,
+    ) -> Self {
         Self {
             pool,
             writer,
@@ -334,7 +338,10 @@ where
             // the next group.
             Some(appends) => match D::try_writer(&self.writer) {
                 Some(writer) => writer,
-                None => return appends.append(append).await,
+                None => {
+                    let what = append.what.clone();
+                    return appends.append(&what, append).await;
+                }
             },
             None => D::writer(&self.writer, &self.pool)
                 .await
@@ -348,11 +355,15 @@ where
 
     /// The writer task of an [`AppendQueue`]: commits every append waiting in `waiters`, in
     /// groups of up to [`MAX_GROUP`], through `writer`, until the queue is dropped.
-    pub(crate) async fn write_groups(mut waiters: Waiters<D>, writer: D::Writer, pool: Pool<D>) {
+    pub(crate) async fn write_groups(
+        mut waiters: Waiters<Append<D>>,
+        writer: D::Writer,
+        pool: Pool<D>,
+    ) {
         let mut group = Vec::with_capacity(MAX_GROUP);
         while waiters.recv_many(&mut group, MAX_GROUP).await > 0 {
             // A caller that went away before its group began does not have its event stored.
-            group.retain(|waiting: &Waiting<D>| !waiting.done.is_closed());
+            group.retain(|waiting: &Waiting<Append<D>>| !waiting.done.is_closed());
             if !group.is_empty() {
                 Self::commit_group(&writer, &pool, std::mem::take(&mut group)).await;
             }
@@ -361,7 +372,7 @@ where
 
     /// Commits `group` in one transaction, each append in a savepoint when there are several,
     /// and tells each caller its outcome once the transaction committed (or failed).
-    async fn commit_group(writer: &D::Writer, pool: &Pool<D>, group: Vec<Waiting<D>>) {
+    async fn commit_group(writer: &D::Writer, pool: &Pool<D>, group: Vec<Waiting<Append<D>>>) {
         let alone = group.len() == 1;
         let mut outcomes: Vec<Outcome> = Vec::with_capacity(group.len());
         let mut appends = Vec::with_capacity(group.len());
