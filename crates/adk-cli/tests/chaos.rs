@@ -293,9 +293,10 @@ fn app_folder(root: &Path, ledger: &MockServer, instance: usize) -> PathBuf {
 }
 
 /// Replica `instance`, serving `folder`'s payments app on `url`'s sessions, against the model
-/// under `/r<instance>/v1`. At most 11 connections each (4 for sessions, 6 for locks, 1 for
-/// readiness), so that the replicas and a restarted one fit in PostgreSQL's default 100 beside
-/// other tests.
+/// under `/r<instance>/v1`. At most 14 connections each (6 for sessions, one per run allowed at
+/// once, so that a run's journal write never waits out the pool's timeout behind the others; 6
+/// for locks, 1 for readiness, 1 listening for cancel requests), so that the replicas and a
+/// restarted one fit in PostgreSQL's default 100 beside other tests.
 async fn start_replica(model: &MockServer, url: &str, folder: &Path, instance: usize) -> Served {
     let mut command = api_server_on_postgres(
         model,
@@ -308,7 +309,7 @@ async fn start_replica(model: &MockServer, url: &str, folder: &Path, instance: u
             "--session-lock-wait",
             "30",
             "--db-pool-size",
-            "4",
+            "6",
         ],
     );
     command.env(
