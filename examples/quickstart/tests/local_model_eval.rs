@@ -70,7 +70,26 @@ async fn the_quickstart_eval_set_holds_its_floor_on_the_local_model() {
     let result = evaluator.evaluate(&set).await.expect("the set runs");
 
     for case in &result.eval_case_results {
-        eprintln!("{} {}", case.eval_id, case.final_eval_status);
+        let scores: Vec<String> = [
+            "tool_trajectory_avg_score",
+            "response_match_score",
+            SKY_WORD_GROUNDED,
+            NO_REPEATED_PHRASE,
+        ]
+        .iter()
+        .map(
+            |metric| match case.metric(metric).and_then(|result| result.score) {
+                Some(score) => format!("{metric} {score:.2}"),
+                None => format!("{metric} -"),
+            },
+        )
+        .collect();
+        eprintln!(
+            "{} {} {}",
+            case.eval_id,
+            case.final_eval_status,
+            scores.join(", ")
+        );
         for turn in &case.eval_metric_result_per_invocation {
             eprintln!("  answer: {}", turn.actual_invocation.final_text());
         }

@@ -79,19 +79,25 @@ pub(super) fn calls_this_turn(contents: &[Content]) -> Vec<&FunctionCall> {
         .collect()
 }
 
-/// The string values of the function responses in the last content, in order: what an answer
-/// after them must quote.
-pub(super) fn latest_result_strings(contents: &[Content]) -> Vec<String> {
+/// The values of the function responses in the last content that an answer after them must
+/// quote: their strings in order, then their numbers as JSON writes them while fewer than `most`
+/// values are taken (the strings are the facts a reader needs first; a number is a fact too, the
+/// temperature of a weather report, say).
+pub(super) fn latest_result_values(contents: &[Content], most: usize) -> Vec<String> {
     let Some(last) = contents.last() else {
         return Vec::new();
     };
-    let mut values = Vec::new();
+    let mut strings = Vec::new();
+    let mut numbers = Vec::new();
     for response in last.function_responses() {
         for value in response.response.values() {
-            collect_strings(value, &mut values);
+            collect_strings(value, &mut strings);
+            collect_numbers(value, &mut numbers);
         }
     }
-    values
+    let room = most.saturating_sub(strings.len());
+    strings.extend(numbers.into_iter().take(room));
+    strings
 }
 
 /// Whether the last content holds function responses.
@@ -110,14 +116,19 @@ fn collect_strings(value: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// The strings and numbers in `value`, numbers as JSON writes them.
-fn collect_words(value: &Value, out: &mut Vec<String>) {
+fn collect_numbers(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::Number(number) => out.push(number.to_string()),
-        Value::Array(items) => items.iter().for_each(|item| collect_words(item, out)),
-        Value::Object(map) => map.values().for_each(|item| collect_words(item, out)),
-        other => collect_strings(other, out),
+        Value::Array(items) => items.iter().for_each(|item| collect_numbers(item, out)),
+        Value::Object(map) => map.values().for_each(|item| collect_numbers(item, out)),
+        _ => {}
     }
+}
+
+/// The strings and numbers in `value`, numbers as JSON writes them.
+fn collect_words(value: &Value, out: &mut Vec<String>) {
+    collect_strings(value, out);
+    collect_numbers(value, out);
 }
 
 /// Everything the conversation says, lowercased: the instruction and every content's text,
@@ -178,9 +189,12 @@ mod tests {
         assert_eq!(calls_this_turn(&contents), [&now]);
         assert_eq!(this_turn(&contents).len(), 3);
         assert!(ends_with_results(&contents));
-        let mut values = latest_result_strings(&contents);
+        let mut values = latest_result_values(&contents, 3);
         values.sort();
         assert_eq!(values, ["Tokyo", "rainy", "wet"]);
+        let mut values = latest_result_values(&contents, 4);
+        values.sort();
+        assert_eq!(values, ["19", "Tokyo", "rainy", "wet"]);
         let said = said(Some("Be brief."), &contents);
         assert!(
             said.contains("be brief.")

@@ -15,10 +15,10 @@
 //!    in the conversation is one it made up.
 //! 5. **Answer**: `{"answer": <one sentence>}`, a sentence of a bounded number of words, each a
 //!    word or number of the instruction or of this turn (the user's message, calls, results), or
-//!    a common English word (see `pattern.rs`). After
-//!    tool results the sentence must also quote their string values. So the answer states what the
-//!    tool returned, cannot state what nobody said, and cannot run on. With a response schema the
-//!    answer follows it instead.
+//!    a common English word (see `pattern.rs`). After tool results the sentence must also quote
+//!    their string values and, while no more than three values are quoted, their numbers, with a
+//!    few words around them. So the answer states what the tool returned, cannot state what nobody
+//!    said, and cannot run on. With a response schema the answer follows it instead.
 //!
 //! `FunctionCallingMode::Any` (a forced call) skips confirming and checking; `None` sends the
 //! request without tools, as does a request that has none. In the history, earlier calls are
@@ -52,6 +52,12 @@ const FILL_TOKENS: u32 = 256;
 /// The frequency penalty of the answer when the request sets none: a small model held to a few
 /// words otherwise repeats them ("New York, New York, ...").
 const ANSWER_FREQUENCY_PENALTY: f32 = 0.5;
+
+/// The frequency penalty of an answer that quotes tool results, when the request sets none. The
+/// words it may use are mostly the result's own, which a small model otherwise states twice
+/// ("try Paris, London, Tokyo, New York or Paris, London"); on a free answer a penalty this high
+/// turns SmolLM2-135M's sentences into word salad, so it is kept to answers after results.
+const QUOTING_FREQUENCY_PENALTY: f32 = 1.5;
 
 /// The responses of one turn of prompted tool calling on `request`.
 pub(super) fn generate(
@@ -292,6 +298,7 @@ impl Turn {
 
     /// Step 5's request: the answer's shape and how to read it.
     fn answer_request(&self) -> (LlmRequest, AnswerKind) {
+        let mut penalty = ANSWER_FREQUENCY_PENALTY;
         let (answer, kind) = match &self.answer_schema {
             Some(schema) => (schema.clone(), AnswerKind::Json),
             None => {
@@ -306,10 +313,16 @@ impl Turn {
                     .then(|| {
                         pattern::quoting(
                             &vocabulary,
-                            &history::latest_result_strings(&self.contents),
+                            &history::latest_result_values(
+                                &self.contents,
+                                pattern::MAX_QUOTED_VALUES,
+                            ),
                         )
                     })
                     .flatten();
+                if quoting.is_some() {
+                    penalty = QUOTING_FREQUENCY_PENALTY;
+                }
                 let pattern = quoting
                     .unwrap_or_else(|| pattern::sentence(&vocabulary, pattern::SENTENCE_WORDS));
                 (
@@ -332,10 +345,7 @@ impl Turn {
         let mut request = self.base.clone();
         request.config.response_schema = Some(schema);
         if kind == AnswerKind::Text {
-            request
-                .config
-                .frequency_penalty
-                .get_or_insert(ANSWER_FREQUENCY_PENALTY);
+            request.config.frequency_penalty.get_or_insert(penalty);
         }
         (request, kind)
     }

@@ -1,6 +1,6 @@
 //! The `pattern` of the answer's JSON string: one sentence of a bounded number of words, each a
 //! word the conversation holds, a common English word or a number, and, after tool results, one
-//! that must quote them.
+//! that must quote their values with a few words around them.
 //!
 //! Patterns are regular expressions in the subset llama.cpp turns into a grammar (anchored,
 //! groups, classes, `{m,n}` repetition). Holding a small model to the conversation's words keeps it
@@ -25,10 +25,13 @@ const GAP: &str = "[,;:]? ";
 /// How many words a plain answer may have.
 pub(super) const SENTENCE_WORDS: usize = 24;
 
-/// Words allowed before the first quoted value, between two, and after the last.
-const LEAD_WORDS: usize = 8;
-const BETWEEN_WORDS: usize = 8;
-const TAIL_WORDS: usize = 12;
+/// Words allowed before the first quoted value, between two, and after the last. They are few: a
+/// small model given room around the facts fills it with comment and restatement ("with a sky
+/// that is just as sunny as it can be"); fewer than four cut it off mid-phrase ("19.0 Celsius
+/// and."). A value quoted by its start also allows the rest of its words after it.
+const LEAD_WORDS: usize = 4;
+const BETWEEN_WORDS: usize = 4;
+const TAIL_WORDS: usize = 4;
 
 /// How many words of a long value must be quoted.
 const QUOTED_WORDS: usize = 3;
@@ -97,11 +100,13 @@ pub(super) fn sentence(vocabulary: &Vocabulary, words: usize) -> String {
 /// [`MAX_QUOTED_VALUES`]), in any order, with a few words around them; `None` when there is
 /// nothing that can be quoted.
 ///
-/// A value is quoted whole when it is short, else by its first three words; its first letter may
-/// change case, as it does at the start of a sentence. Values a JSON string could only hold
-/// escaped (quotes, backslashes, control characters) cannot be required and are left out.
+/// A value is quoted whole when it is short, else by its first three words, and the words of it
+/// left out may follow it; its first letter may change case, as it does at the start of a
+/// sentence. Values a JSON string could only hold escaped (quotes, backslashes, control
+/// characters) cannot be required and are left out.
 pub(super) fn quoting(vocabulary: &Vocabulary, values: &[String]) -> Option<String> {
-    let mut quoted: Vec<String> = Vec::new();
+    // Each value's quoted start and how many of its words are left out.
+    let mut quoted: Vec<(String, usize)> = Vec::new();
     for value in values {
         if value.trim().is_empty()
             || value
@@ -111,9 +116,10 @@ pub(super) fn quoting(vocabulary: &Vocabulary, values: &[String]) -> Option<Stri
             continue;
         }
         let words: Vec<&str> = value.split_whitespace().collect();
-        let kept = words[..words.len().min(QUOTED_WORDS)].join(" ");
-        if !quoted.contains(&kept) {
-            quoted.push(kept);
+        let kept = words.len().min(QUOTED_WORDS);
+        let start = words[..kept].join(" ");
+        if !quoted.iter().any(|(earlier, _)| *earlier == start) {
+            quoted.push((start, words.len() - kept));
         }
     }
     if quoted.is_empty() || quoted.len() > MAX_QUOTED_VALUES {
@@ -124,14 +130,18 @@ pub(super) fn quoting(vocabulary: &Vocabulary, values: &[String]) -> Option<Stri
         .into_iter()
         .map(|order| {
             let mut alternative = format!("(?:{word}{GAP}){{0,{LEAD_WORDS}}}");
-            for (index, value) in order.iter().enumerate() {
+            let mut left_out = 0;
+            for (index, (value, rest)) in order.iter().enumerate() {
                 if index > 0 {
-                    let _ = write!(alternative, "(?:{GAP}{word}){{0,{BETWEEN_WORDS}}}{GAP}");
+                    let most = BETWEEN_WORDS + left_out;
+                    let _ = write!(alternative, "(?:{GAP}{word}){{0,{most}}}{GAP}");
                 }
                 alternative.push_str(&literal(value));
                 alternative.push_str("(?:'s)?");
+                left_out = *rest;
             }
-            let _ = write!(alternative, "(?:{GAP}{word}){{0,{TAIL_WORDS}}}");
+            let most = TAIL_WORDS + left_out;
+            let _ = write!(alternative, "(?:{GAP}{word}){{0,{most}}}");
             alternative
         })
         .collect();
@@ -233,6 +243,14 @@ mod tests {
         .unwrap();
         assert!(long.contains("[nN]o weather data(?:'s)?"), "{long}");
         assert!(!long.contains("Berlin"), "{long}");
+        // The three words left out of the value may follow it, besides the usual tail.
+        let tail = format!("{{0,{}}}[.!?]$", TAIL_WORDS + 3);
+        assert!(long.ends_with(&tail), "{long}");
+        let between = quoting(&vocabulary, &["one two three four".into(), "x".into()]).unwrap();
+        assert!(
+            between.contains(&format!("{{0,{}}}{GAP}[xX]", BETWEEN_WORDS + 1)),
+            "{between}"
+        );
     }
 
     #[test]

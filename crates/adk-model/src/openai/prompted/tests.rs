@@ -157,6 +157,10 @@ async fn a_made_up_argument_is_not_called_and_the_model_answers() {
         json!(pattern::sentence(&vocabulary, pattern::SENTENCE_WORDS))
     );
     assert_eq!(
+        requests[1].json()["frequency_penalty"],
+        json!(ANSWER_FREQUENCY_PENALTY)
+    );
+    assert_eq!(
         last_message(&requests[1]),
         json!({"role": "user", "content": "Hello!"})
     );
@@ -197,9 +201,16 @@ async fn after_a_result_the_call_is_not_repeated_and_the_answer_quotes_it() {
         .as_str()
         .unwrap()
         .to_owned();
+    // The strings and, while there is room, the numbers: the temperature is a fact too.
     assert!(
-        pattern.contains("[tT]okyo") && pattern.contains("[rR]ainy"),
+        pattern.contains("[tT]okyo")
+            && pattern.contains("[rR]ainy")
+            && pattern.contains(r"19\.0(?:'s)?"),
         "{pattern}"
+    );
+    assert_eq!(
+        answer.json()["frequency_penalty"],
+        json!(QUOTING_FREQUENCY_PENALTY)
     );
     assert_eq!(
         answer.json()["messages"][2],
