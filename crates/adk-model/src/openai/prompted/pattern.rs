@@ -243,8 +243,9 @@ mod tests {
         .unwrap();
         assert!(long.contains("[nN]o weather data(?:'s)?"), "{long}");
         assert!(!long.contains("Berlin"), "{long}");
-        // The three words left out of the value may follow it, besides the usual tail.
-        let tail = format!("{{0,{}}}[.!?]$", TAIL_WORDS + 3);
+        // The four words left out of the value ("for Berlin; try Paris") may follow it, besides
+        // the usual tail.
+        let tail = format!("{{0,{}}}[.!?]$", TAIL_WORDS + 4);
         assert!(long.ends_with(&tail), "{long}");
         let between = quoting(&vocabulary, &["one two three four".into(), "x".into()]).unwrap();
         assert!(
