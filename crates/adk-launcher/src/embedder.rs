@@ -151,7 +151,10 @@ async fn local() -> Result<(OpenAiEmbedder, LocalServer), LaunchError> {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser as _;
+
     use super::*;
+    use crate::args::{Cli, Command, ServiceArgs};
 
     #[test]
     fn specs_parse_and_bad_ones_say_what_is_accepted() {
@@ -211,5 +214,100 @@ mod tests {
                 "{error}"
             );
         }
+    }
+
+    /// The service flags of `adk api_server` followed by `flags`, parsed as the command line is.
+    fn api_server_services(flags: &[&str]) -> ServiceArgs {
+        let args = ["adk", "api_server"].iter().chain(flags);
+        match Cli::try_parse_from(args).expect("valid flags").command {
+            Command::ApiServer(serve) => serve.services,
+            other => panic!("not api_server: {other:?}"),
+        }
+    }
+
+    /// A past session of user `ada` in which the user said `texts`.
+    fn said(id: &str, texts: &[&str]) -> adk_core::Session {
+        let mut session = adk_core::Session::new(adk_core::SessionKey::new("app", "ada", id));
+        for text in texts {
+            session.events.push(
+                adk_core::Event::new(adk_core::InvocationId::from("e-1"), "user")
+                    .with_content(adk_core::Content::user(*text)),
+            );
+        }
+        session
+    }
+
+    /// `--memory-embedder local` end to end: the launcher starts the local model's llama.cpp
+    /// server for embeddings (building it first on a machine that has none, as the local-model
+    /// tests do), memory kept in SQLite embeds what sessions said through it, and a query that
+    /// paraphrases one session without a word in common finds that session before the others.
+    /// The same store opened for keyword search only finds nothing for that query.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_local_model_embeds_memory_and_a_paraphrase_finds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory_uri = format!("sqlite://{}", dir.path().join("memory.db").display());
+        let flags = |embedder: &str| {
+            api_server_services(&[
+                "--session-service-uri",
+                "memory://",
+                "--artifact-service-uri",
+                "memory://",
+                "--credential-service-uri",
+                "memory://",
+                "--memory-service-uri",
+                memory_uri.as_str(),
+                "--memory-embedder",
+                embedder,
+            ])
+        };
+        let query = "mountain weather";
+        let alps = "Is it cold in the Alps in February?";
+        let services = crate::store::open(&flags("local")).await.unwrap();
+        assert!(
+            services
+                .description
+                .contains("memory searched by meaning with "),
+            "{}",
+            services.description
+        );
+        let sessions = [
+            said("alps", &[alps]),
+            said(
+                "pasta",
+                &["How long should spaghetti boil before draining?"],
+            ),
+            said(
+                "tax",
+                &["When is the deadline to file my income tax return?"],
+            ),
+            said("car", &["The car makes a grinding noise when I brake."]),
+        ];
+        for session in &sessions {
+            services
+                .memory
+                .add_session_to_memory(session)
+                .await
+                .unwrap();
+        }
+        let found: Vec<String> = services
+            .memory
+            .search_memory("app", "ada", query)
+            .await
+            .unwrap()
+            .memories
+            .iter()
+            .filter_map(|memory| memory.content.text())
+            .collect();
+        assert_eq!(found.first().map(String::as_str), Some(alps), "{found:?}");
+        // Dropping the services stops the embedding server.
+        drop(services);
+
+        let keywords_only = crate::store::open(&flags("none")).await.unwrap();
+        let found = keywords_only
+            .memory
+            .search_memory("app", "ada", query)
+            .await
+            .unwrap();
+        assert!(found.memories.is_empty(), "{:?}", found.memories);
     }
 }

@@ -4,11 +4,10 @@
 //! by their dot product with the query here. The service itself is [`SqlMemory`]; this module holds PostgreSQL's
 //! [`MemoryDialect`].
 
-use adk_core::Session;
-use adk_core::ranking::dot;
+use adk_core::{BoxError, Session};
 use futures::TryStreamExt as _;
-use sqlx::postgres::PgPoolOptions;
-use sqlx::{PgConnection, PgPool, Postgres};
+use sqlx::postgres::{PgPoolOptions, PgValueFormat, PgValueRef};
+use sqlx::{PgConnection, PgPool, Postgres, Row as _};
 
 use crate::error::{Error, Result};
 use crate::semantic::{BestChunks, SemanticSearch};
@@ -136,7 +135,8 @@ impl MemoryDialect for Postgres {
         what: &str,
     ) -> Result<Vec<i64>> {
         let PgRanker::Pgvector = ranker else {
-            let mut rows = sqlx::query_as::<_, (i64, Vec<f32>)>(
+            let storage = |error| Error::storage(what, error);
+            let mut rows = sqlx::query(
                 "SELECT memory_id, vector FROM adk_memory_vectors \
                  WHERE app_name = $1 AND user_id = $2 AND model = $3",
             )
@@ -145,12 +145,12 @@ impl MemoryDialect for Postgres {
             .bind(model)
             .fetch(pool);
             let mut similarity = BestChunks::default();
-            while let Some((id, vector)) = rows
-                .try_next()
-                .await
-                .map_err(|error| Error::storage(what, error))?
-            {
-                similarity.offer(id, dot(&vector, query));
+            while let Some(row) = rows.try_next().await.map_err(storage)? {
+                let id: i64 = row.try_get(0).map_err(storage)?;
+                let vector = row.try_get_raw(1).map_err(storage)?;
+                let score =
+                    dot_real_array(vector, query).map_err(|error| Error::corrupt(what, error))?;
+                similarity.offer(id, score);
             }
             return Ok(similarity.best(count));
         };
@@ -171,6 +171,63 @@ impl MemoryDialect for Postgres {
             .fetch_all(pool)
             .await
     }
+}
+
+/// The dot product of `query` with a stored `real[]` as PostgreSQL sends it, read in place: sqlx's
+/// decoding into a `Vec<f32>` handles each number on its own and allocates for every row. 0 when
+/// the lengths differ, as [`adk_core::ranking::dot`] answers.
+fn dot_real_array(value: PgValueRef<'_>, query: &[f32]) -> std::result::Result<f32, BoxError> {
+    if value.format() != PgValueFormat::Binary {
+        return Err("a stored vector came as text, not in binary".into());
+    }
+    Ok(dot_binary_array(value.as_bytes()?, query)?)
+}
+
+/// The object id of PostgreSQL's `real` (`float4`), the element type of stored vectors.
+const FLOAT4_OID: u32 = 700;
+
+/// [`dot_real_array`] over the bytes of PostgreSQL's binary array format: the number of
+/// dimensions, a flags word and the element type's object id; for each dimension its length and
+/// lower bound; then each element as its byte length (-1 for NULL) and its bytes, big-endian.
+fn dot_binary_array(bytes: &[u8], query: &[f32]) -> std::result::Result<f32, String> {
+    let cut_short = || format!("a stored vector of {} bytes is cut short", bytes.len());
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|word| u32::from_be_bytes([word[0], word[1], word[2], word[3]]))
+            .ok_or_else(cut_short)
+    };
+    match word(0)? {
+        // An empty array has no dimensions, and no length to match the query's.
+        0 => return Ok(0.0),
+        1 => {}
+        dimensions => return Err(format!("a stored vector has {dimensions} dimensions")),
+    }
+    let element_type = word(8)?;
+    if element_type != FLOAT4_OID {
+        return Err(format!(
+            "a stored vector holds elements of type {element_type}, not real"
+        ));
+    }
+    let len = usize::try_from(word(12)?).map_err(|error| error.to_string())?;
+    let elements = bytes.get(20..).ok_or_else(cut_short)?;
+    if elements.len() != len.saturating_mul(8) {
+        return Err(format!(
+            "a stored vector of {len} numbers holds {} bytes of them",
+            elements.len()
+        ));
+    }
+    if len != query.len() {
+        return Ok(0.0);
+    }
+    let mut sum = 0.0;
+    for (element, q) in elements.chunks_exact(8).zip(query) {
+        if element[..4] != [0, 0, 0, 4] {
+            return Err("a stored vector holds a NULL".to_owned());
+        }
+        sum += f32::from_be_bytes([element[4], element[5], element[6], element[7]]) * q;
+    }
+    Ok(sum)
 }
 
 /// How PostgreSQL's stored vectors are ranked: both take the dot product of each of the user's
@@ -327,6 +384,36 @@ mod tests {
                 .await
                 .unwrap();
         }
+    }
+
+    /// `numbers` in PostgreSQL's binary array format, as a `real[]` column is sent.
+    fn binary_array(numbers: &[f32]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        let len = u32::try_from(numbers.len()).unwrap();
+        for word in [1, 0, FLOAT4_OID, len, 1] {
+            bytes.extend(word.to_be_bytes());
+        }
+        for number in numbers {
+            bytes.extend(4_u32.to_be_bytes());
+            bytes.extend(number.to_be_bytes());
+        }
+        bytes
+    }
+
+    #[test]
+    fn stored_arrays_are_scored_from_their_binary_form() {
+        let array = binary_array(&[0.6, 0.8]);
+        assert!((dot_binary_array(&array, &[0.6, 0.8]).unwrap() - 1.0).abs() < 1e-6);
+        assert_eq!(dot_binary_array(&array, &[1.0]).unwrap(), 0.0);
+        assert_eq!(dot_binary_array(&[0; 12], &[1.0]).unwrap(), 0.0, "empty");
+        assert!(dot_binary_array(&array[..array.len() - 1], &[0.6, 0.8]).is_err());
+        assert!(dot_binary_array(&array[..10], &[0.6, 0.8]).is_err());
+        let mut null = array.clone();
+        null[28..32].copy_from_slice(&(-1_i32).to_be_bytes());
+        assert!(dot_binary_array(&null, &[0.6, 0.8]).is_err());
+        let mut doubles = array;
+        doubles[8..12].copy_from_slice(&701_u32.to_be_bytes());
+        assert!(dot_binary_array(&doubles, &[0.6, 0.8]).is_err());
     }
 
     async fn rank(pool: &PgPool, ranker: PgRanker) -> Vec<i64> {
