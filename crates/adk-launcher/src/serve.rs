@@ -123,8 +123,12 @@ pub(crate) async fn serve(
     for (name, metric) in metrics {
         builder = builder.eval_metric(name.clone(), metric.clone());
     }
-    // The Builder tab edits YAML apps in the dev UI only, as ADK Python's `adk web` does.
-    if ui && let Some(yaml_apps) = crate::builder::yaml_apps(&built, services.clone()) {
+    // The Builder tab edits YAML apps in the dev UI only, as ADK Python's `adk web` does, and
+    // creates new ones in the agents folder.
+    if ui
+        && let Some(yaml_apps) =
+            crate::builder::yaml_apps(&built, args.agents_dir.as_deref(), services.clone())
+    {
         builder = builder.yaml_apps(yaml_apps);
     }
     let server = builder
