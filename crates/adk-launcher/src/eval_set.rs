@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use adk_core::{Clock as _, SystemClock};
 use adk_eval::{ConversationScenarios, EvalCase, EvalStore, EvalStoreError, SessionInput};
 
 use crate::apps::App;
@@ -155,10 +156,7 @@ fn store_error(error: EvalStoreError, message: impl FnOnce() -> String) -> Launc
 
 /// Now, in seconds since the Unix epoch, as eval files stamp their sets and cases.
 fn now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_secs_f64())
-        .unwrap_or_default()
+    SystemClock.now()
 }
 
 #[cfg(test)]
