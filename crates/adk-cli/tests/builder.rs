@@ -331,10 +331,9 @@ async fn the_builder_creates_a_new_app_in_the_agents_folder() {
     )
     .await;
     assert_eq!(status, StatusCode::OK);
-    let cancelled: Value = json_answer(
-        reqwest::Client::new().post(format!("{base}/dev/apps/dropped/builder/cancel")),
-    )
-    .await;
+    let cancelled: Value =
+        json_answer(reqwest::Client::new().post(format!("{base}/dev/apps/dropped/builder/cancel")))
+            .await;
     assert_eq!(cancelled, json!(true));
     assert!(!dir.path().join("dropped").exists());
     let (success, rest) = served.terminate().await;
@@ -468,9 +467,14 @@ async fn the_builder_tab_changes_an_instruction_and_the_next_run_uses_it() {
             Vec::new(),
         )
         .await;
-    const CREATE: &str = "return document.querySelector('button[aria-label=\"Create new agent\"]');";
+    const CREATE: &str =
+        "return document.querySelector('button[aria-label=\"Create new agent\"]');";
     browser
-        .wait_for(CREATE, "the app selector's Create new agent button", PATIENCE)
+        .wait_for(
+            CREATE,
+            "the app selector's Create new agent button",
+            PATIENCE,
+        )
         .await;
     browser
         .execute(

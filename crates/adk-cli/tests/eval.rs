@@ -241,7 +241,11 @@ fn eval_set_create_and_add_eval_case_keep_the_set_in_the_apps_folder() {
     // Adding to a set that does not exist fails and writes nothing.
     let missing = adk_eval_set(dir.path(), &add);
     assert!(!missing.status.success());
-    assert!(text(&missing.stderr).contains("no eval set `smoke`"), "{}", text(&missing.stderr));
+    assert!(
+        text(&missing.stderr).contains("no eval set `smoke`"),
+        "{}",
+        text(&missing.stderr)
+    );
 
     let created = adk_eval_set(dir.path(), &["create", &agent, "smoke"]);
     assert!(created.status.success(), "{}", text(&created.stderr));
@@ -254,10 +258,18 @@ fn eval_set_create_and_add_eval_case_keep_the_set_in_the_apps_folder() {
 
     let again = adk_eval_set(dir.path(), &["create", &agent, "smoke"]);
     assert_eq!(again.status.code(), Some(1));
-    assert!(text(&again.stderr).contains("already exists"), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains("already exists"),
+        "{}",
+        text(&again.stderr)
+    );
     let bad_id = adk_eval_set(dir.path(), &["create", &agent, "not-an-id"]);
     assert_eq!(bad_id.status.code(), Some(1));
-    assert!(text(&bad_id.stderr).contains("ASCII letters, digits and `_`"), "{}", text(&bad_id.stderr));
+    assert!(
+        text(&bad_id.stderr).contains("ASCII letters, digits and `_`"),
+        "{}",
+        text(&bad_id.stderr)
+    );
 
     let added = adk_eval_set(dir.path(), &add);
     assert!(added.status.success(), "{}", text(&added.stderr));
@@ -275,21 +287,38 @@ fn eval_set_create_and_add_eval_case_keep_the_set_in_the_apps_folder() {
     let set: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let cases = set["eval_cases"].as_array().unwrap();
     assert_eq!(cases.len(), 2);
-    assert_eq!(cases[1]["conversation_scenario"]["user_persona"]["id"], "terse");
+    assert_eq!(
+        cases[1]["conversation_scenario"]["user_persona"]["id"],
+        "terse"
+    );
     assert_eq!(cases[1]["session_input"]["state"]["units"], "metric");
 
     // A program app's sets are kept where `adk web` keeps them without an agents folder, and
     // `--eval-storage-uri` moves them.
     let bundled = adk_eval_set(dir.path(), &["create", "quickstart", "smoke"]);
     assert!(bundled.status.success(), "{}", text(&bundled.stderr));
-    assert!(dir.path().join(".adk/evals/quickstart/smoke.evalset.json").is_file());
+    assert!(
+        dir.path()
+            .join(".adk/evals/quickstart/smoke.evalset.json")
+            .is_file()
+    );
     let elsewhere = format!("file://{}", dir.path().join("elsewhere").display());
     let moved = adk_eval_set(
         dir.path(),
-        &["create", "quickstart", "smoke", "--eval-storage-uri", &elsewhere],
+        &[
+            "create",
+            "quickstart",
+            "smoke",
+            "--eval-storage-uri",
+            &elsewhere,
+        ],
     );
     assert!(moved.status.success(), "{}", text(&moved.stderr));
-    assert!(dir.path().join("elsewhere/quickstart/smoke.evalset.json").is_file());
+    assert!(
+        dir.path()
+            .join("elsewhere/quickstart/smoke.evalset.json")
+            .is_file()
+    );
 }
 
 /// google-adk 2.13's own `adk eval_set` commands, run on the set `adk eval_set` wrote: they find
@@ -301,10 +330,22 @@ fn google_adk_reads_the_cases_and_names_the_scenarios_alike() {
     let dir = tempfile::tempdir().unwrap();
     let (agent, scenarios, session) = eval_set_inputs(dir.path());
     let ours = dir.path().to_str().unwrap().to_owned();
-    assert!(adk_eval_set(dir.path(), &["create", &agent, "smoke"]).status.success());
+    assert!(
+        adk_eval_set(dir.path(), &["create", &agent, "smoke"])
+            .status
+            .success()
+    );
     let added = adk_eval_set(
         dir.path(),
-        &["add_eval_case", &agent, "smoke", "--scenarios_file", &scenarios, "--session_input_file", &session],
+        &[
+            "add_eval_case",
+            &agent,
+            "smoke",
+            "--scenarios_file",
+            &scenarios,
+            "--session_input_file",
+            &session,
+        ],
     );
     assert!(added.status.success(), "{}", text(&added.stderr));
 

@@ -100,11 +100,7 @@ impl EvalStore {
     }
 
     /// The eval set `id`, if it exists.
-    pub async fn get_set(
-        &self,
-        app: &str,
-        id: &str,
-    ) -> Result<Option<EvalSet>, EvalStoreError> {
+    pub async fn get_set(&self, app: &str, id: &str) -> Result<Option<EvalSet>, EvalStoreError> {
         let path = self.set_path(app, id)?;
         match tokio::fs::read_to_string(&path).await {
             Ok(text) => Ok(Some(EvalSet::from_json(
@@ -117,11 +113,7 @@ impl EvalStore {
     }
 
     /// The eval set `id`, or [`EvalStoreError::NotFound`] in ADK's words.
-    pub async fn existing_set(
-        &self,
-        app: &str,
-        id: &str,
-    ) -> Result<EvalSet, EvalStoreError> {
+    pub async fn existing_set(&self, app: &str, id: &str) -> Result<EvalSet, EvalStoreError> {
         self.get_set(app, id)
             .await?
             .ok_or_else(|| EvalStoreError::NotFound(format!("no eval set `{id}` in app `{app}`")))
@@ -266,11 +258,7 @@ impl EvalStore {
     }
 
     /// The result `id`.
-    pub async fn get_result(
-        &self,
-        app: &str,
-        id: &str,
-    ) -> Result<EvalSetResult, EvalStoreError> {
+    pub async fn get_result(&self, app: &str, id: &str) -> Result<EvalSetResult, EvalStoreError> {
         let id = path_segment("eval result id", id)?;
         let path = self
             .history_dir(app)?
@@ -417,7 +405,10 @@ mod tests {
             store.create_set("weather", "smoke", 2.0).await,
             Err(EvalStoreError::Invalid(_))
         ));
-        store.add_case("weather", "smoke", case.clone()).await.unwrap();
+        store
+            .add_case("weather", "smoke", case.clone())
+            .await
+            .unwrap();
         assert!(matches!(
             store.add_case("weather", "smoke", case).await,
             Err(EvalStoreError::Invalid(_))

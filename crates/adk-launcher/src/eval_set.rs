@@ -165,10 +165,7 @@ mod tests {
 
     #[test]
     fn storage_is_a_folder_or_a_file_url() {
-        assert_eq!(
-            storage_folder("evals").unwrap(),
-            PathBuf::from("evals")
-        );
+        assert_eq!(storage_folder("evals").unwrap(), PathBuf::from("evals"));
         assert_eq!(
             storage_folder("file:///srv/evals").unwrap(),
             PathBuf::from("/srv/evals")

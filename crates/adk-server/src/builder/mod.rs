@@ -165,7 +165,8 @@ impl YamlApps {
             return None;
         }
         let dir = root.join(name);
-        let linked = std::fs::symlink_metadata(&dir).is_ok_and(|meta| meta.file_type().is_symlink());
+        let linked =
+            std::fs::symlink_metadata(&dir).is_ok_and(|meta| meta.file_type().is_symlink());
         (!linked && !dir.join(files::ROOT_FILE).exists()).then_some(dir)
     }
 

@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use adk_core::Llm;
-use adk_eval::{EvalConfig, EvalSetResult, EvalStore, EvalStoreError, Evaluator, Judge, Metric, metrics};
+use adk_eval::{
+    EvalConfig, EvalSetResult, EvalStore, EvalStoreError, Evaluator, Judge, Metric, metrics,
+};
 use adk_runner::Runner;
 use futures::StreamExt as _;
 use serde_json::{Value, json};

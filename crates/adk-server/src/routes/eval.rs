@@ -16,8 +16,8 @@ use serde_json::{Map, Value, json};
 
 use super::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::eval::wire::to_api;
 use crate::eval::RunEvalError;
+use crate::eval::wire::to_api;
 use crate::extract::JsonBody;
 use crate::names::check_name;
 use crate::state::ServerState;
