@@ -6,7 +6,7 @@
 use std::ffi::OsString;
 use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, ExitStatus};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
@@ -214,21 +214,67 @@ pub fn test(root: &Path) -> anyhow::Result<()> {
 }
 
 /// Checks every feature set of the workspace, one `cargo check` each, stopping at the first that
-/// fails (also `cargo xtask features`).
+/// fails to build, and fails at the end if any set compiled with a warning (also `cargo xtask
+/// features`).
+///
+/// Clippy sees the workspace with every feature on; code only some sets compile (dead code under
+/// one feature, an import another feature needs) warns only here. The warnings are read from
+/// cargo's JSON messages rather than denied with `RUSTFLAGS`, which would change the flags of
+/// every dependency and so rebuild them all.
 pub fn check_feature_sets(root: &Path) -> anyhow::Result<()> {
     let sets = workspace_feature_sets(root)?;
+    let mut warned = Vec::new();
     for (index, set) in sets.iter().enumerate() {
         println!("--> feature set {}/{}: {set}", index + 1, sets.len());
         flush_stdout();
-        let args = set.cargo_args();
+        let mut args = set.cargo_args();
+        args.push("--message-format=json".to_owned());
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let status = cargo(root, &args)
-            .status()
+        let output = cargo(root, &args)
+            .stderr(Stdio::inherit())
+            .output()
             .context("could not start cargo")?;
-        check_status(status).with_context(|| format!("feature set failed: {set}"))?;
+        let warnings = print_diagnostics(&String::from_utf8_lossy(&output.stdout));
+        check_status(output.status).with_context(|| format!("feature set failed: {set}"))?;
+        if warnings > 0 {
+            warned.push(format!("{set} ({warnings} warning(s))"));
+        }
+    }
+    if !warned.is_empty() {
+        bail!(
+            "feature sets compiled with warnings:\n  {}",
+            warned.join("\n  ")
+        );
     }
     println!("--> all {} feature sets check", sets.len());
     Ok(())
+}
+
+/// Prints the compiler's diagnostics among cargo's JSON `messages`, as cargo would have, and
+/// returns how many of them are warnings about code (the "N warnings emitted" summaries, which
+/// point at no code, are not counted).
+fn print_diagnostics(messages: &str) -> usize {
+    let mut warnings = 0;
+    for line in messages.lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if message["reason"] != "compiler-message" {
+            continue;
+        }
+        let diagnostic = &message["message"];
+        if let Some(rendered) = diagnostic["rendered"].as_str() {
+            print!("{rendered}");
+        }
+        let points_at_code = diagnostic["spans"]
+            .as_array()
+            .is_some_and(|spans| !spans.is_empty());
+        if diagnostic["level"] == "warning" && points_at_code {
+            warnings += 1;
+        }
+    }
+    flush_stdout();
+    warnings
 }
 
 /// `RUSTDOCFLAGS` for the doc step: the caller's, if any, then [`DOC_FLAGS`].
@@ -265,6 +311,21 @@ fn flush_stdout() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warnings_about_code_are_counted_and_their_summaries_are_not() {
+        let messages = [
+            r#"{"reason":"compiler-artifact","package_id":"a"}"#,
+            r#"{"reason":"compiler-message","message":{"level":"warning","rendered":"warning: unused\n","spans":[{"file_name":"src/lib.rs"}]}}"#,
+            r#"{"reason":"compiler-message","message":{"level":"warning","rendered":"warning: 1 warning emitted\n","spans":[]}}"#,
+            r#"{"reason":"compiler-message","message":{"level":"note","rendered":"note\n","spans":[{"file_name":"src/lib.rs"}]}}"#,
+            "not json",
+            r#"{"reason":"build-finished","success":true}"#,
+        ]
+        .join("\n");
+        assert_eq!(print_diagnostics(&messages), 1);
+        assert_eq!(print_diagnostics(""), 0);
+    }
 
     #[test]
     fn steps_run_fmt_clippy_doc_features_tidy_codegen_deny_then_test() {

@@ -143,6 +143,7 @@ impl Error {
 
     /// Whether an append refused with this error wrote nothing: a stale revision, a missing
     /// session, an event stored already, or a state that cannot be read back.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn refused_before_writing(&self) -> bool {
         matches!(
             self.kind,

@@ -2,7 +2,6 @@
 //! ranks), the chunks of text that are embedded and the best of a scored list. The vector
 //! arithmetic and the fusion of rankings are `adk_core::ranking`'s.
 
-use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
@@ -152,9 +151,11 @@ impl SemanticSearch {
 
 /// Each memory's best chunk similarity, gathered from the scores of its chunks as they come: a
 /// memory ranks by the chunk of it that matches best.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[derive(Debug, Default)]
-pub(crate) struct BestChunks(HashMap<i64, f32>);
+pub(crate) struct BestChunks(std::collections::HashMap<i64, f32>);
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 impl BestChunks {
     /// Counts `score`, the similarity of one chunk of memory `id`.
     pub(crate) fn offer(&mut self, id: i64, score: f32) {

@@ -2,11 +2,12 @@
 //!
 //! The checks are [`layering`] (dependencies point down the layer table in ARCHITECTURE.md),
 //! [`module_cycles`] (sibling modules inside a crate depend on each other one way only, read
-//! through [`modules`]) and [`source`] (`//!` doc headers, no ignored tests, no leftover
-//! debugging macros).
+//! through [`modules`]), [`source`] (`//!` doc headers, no ignored tests, no leftover
+//! debugging macros) and [`doc_links`] (relative links in the Markdown name files that exist).
 // `run` prints the violations for a person at a terminal: that is its job.
 #![allow(clippy::print_stdout)]
 
+pub mod doc_links;
 pub mod layering;
 pub mod module_cycles;
 pub mod modules;
@@ -56,6 +57,7 @@ pub fn check_workspace(root: &Path) -> Vec<Violation> {
     let mut violations = layering::check(root);
     violations.extend(module_cycles::check(root));
     violations.extend(source::check(root));
+    violations.extend(doc_links::check(root));
     violations.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
     violations
 }

@@ -138,14 +138,15 @@ fn is_ident_char_at(line: &str, index: usize) -> bool {
 pub fn rust_files(root: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for dir in CHECKED_DIRS {
-        collect_rust_files(&root.join(dir), &mut files);
+        collect_files(&root.join(dir), "rs", &mut files);
     }
     files.sort();
     files
 }
 
-/// Pushes the `.rs` files under `dir` onto `files`, skipping `target` and hidden directories.
-fn collect_rust_files(dir: &Path, files: &mut Vec<PathBuf>) {
+/// Pushes the files named `*.<extension>` under `dir` onto `files`, skipping build output,
+/// installed packages and hidden directories.
+pub fn collect_files(dir: &Path, extension: &str, files: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -156,19 +157,19 @@ fn collect_rust_files(dir: &Path, files: &mut Vec<PathBuf>) {
         };
         if file_type.is_dir() {
             if !is_skipped_dir(&path) {
-                collect_rust_files(&path, files);
+                collect_files(&path, extension, files);
             }
-        } else if path.extension().is_some_and(|ext| ext == "rs") {
+        } else if path.extension().is_some_and(|ext| ext == extension) {
             files.push(path);
         }
     }
 }
 
-/// Whether a directory is build output or hidden, and so not walked.
+/// Whether a directory is build output, installed packages or hidden, and so not walked.
 fn is_skipped_dir(path: &Path) -> bool {
     path.file_name()
         .and_then(|name| name.to_str())
-        .is_some_and(|name| name == "target" || name.starts_with('.'))
+        .is_some_and(|name| name == "target" || name == "node_modules" || name.starts_with('.'))
 }
 
 #[cfg(test)]
