@@ -3,7 +3,7 @@
 //!
 //! Instruments come from the global meter provider, so they are no-ops until the user installs a
 //! meter provider (the `otel` feature's exporter does), and a provider installed late is used from
-//! then on. Each instrument is made once per provider, when first needed (see [`instruments`]).
+//! then on. Each instrument is made once per provider, when first needed.
 //! Names follow ADK Python and the GenAI semantic conventions.
 
 use std::sync::{Arc, OnceLock, PoisonError, RwLock, Weak};
