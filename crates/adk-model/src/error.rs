@@ -92,6 +92,7 @@ impl Error {
 
     /// No key for `provider` in the builder nor in `variables`; the message names them and how
     /// to give one.
+    #[cfg(any(feature = "gemini", feature = "openai"))]
     pub(crate) fn missing_api_key(provider: &str, variables: &[&str]) -> Self {
         let message = if variables.is_empty() {
             format!("no {provider} API key: give one with the builder's `.api_key(...)`")

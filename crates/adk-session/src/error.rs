@@ -144,6 +144,10 @@ impl Error {
     /// Whether an append refused with this error wrote nothing: a stale revision, a missing
     /// session, an event stored already, or a state that cannot be read back.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg_attr(
+        not(feature = "sqlite"),
+        allow(dead_code, reason = "only SQLite groups appends")
+    )]
     pub(crate) fn refused_before_writing(&self) -> bool {
         matches!(
             self.kind,

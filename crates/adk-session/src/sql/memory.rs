@@ -100,6 +100,10 @@ pub(crate) struct MemoryRow {
     /// What is searched and embedded: the text parts joined.
     pub(crate) text: String,
     /// The distinct lowercase words of `text`.
+    #[cfg_attr(
+        not(feature = "postgres"),
+        allow(dead_code, reason = "SQLite's FTS5 finds the words itself")
+    )]
     pub(crate) words: Vec<String>,
     pub(crate) author: String,
     pub(crate) timestamp: f64,

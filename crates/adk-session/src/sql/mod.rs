@@ -10,6 +10,10 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+#[cfg_attr(
+    not(feature = "sqlite"),
+    allow(dead_code, reason = "only SQLite groups appends")
+)]
 pub(crate) mod appends;
 pub(crate) mod begin;
 pub(crate) mod dialect;

@@ -58,6 +58,10 @@ where
     usize: ColumnIndex<D::Row>,
 {
     /// A store reading from `pool` and writing through `writer`.
+    #[cfg_attr(
+        not(feature = "postgres"),
+        allow(dead_code, reason = "SQLite's store groups its appends")
+    )]
     pub(crate) fn new(pool: Pool<D>, writer: D::Writer) -> Self {
         Self {
             pool,
@@ -69,6 +73,10 @@ where
     }
 
     /// A store whose appends wait in `appends` to be committed in groups.
+    #[cfg_attr(
+        not(feature = "sqlite"),
+        allow(dead_code, reason = "only SQLite groups appends")
+    )]
     pub(crate) fn with_appends(
         pool: Pool<D>,
         writer: D::Writer,
@@ -375,6 +383,10 @@ where
 
     /// The writer task of an [`AppendQueue`]: commits every append waiting in `waiters`, in
     /// groups of up to [`MAX_GROUP`], through `writer`, until the queue is dropped.
+    #[cfg_attr(
+        not(feature = "sqlite"),
+        allow(dead_code, reason = "only SQLite groups appends")
+    )]
     pub(crate) async fn write_groups(
         mut waiters: Waiters<Append<D>>,
         writer: D::Writer,
@@ -392,6 +404,10 @@ where
 
     /// Commits `group` in one transaction, each append in a savepoint when there are several,
     /// and tells each caller its outcome once the transaction committed (or failed).
+    #[cfg_attr(
+        not(feature = "sqlite"),
+        allow(dead_code, reason = "only SQLite groups appends")
+    )]
     async fn commit_group(writer: &D::Writer, pool: &Pool<D>, group: Vec<Waiting<Append<D>>>) {
         let alone = group.len() == 1;
         let mut outcomes: Vec<Outcome> = Vec::with_capacity(group.len());
@@ -774,6 +790,10 @@ fn parse_shared(text: Option<String>) -> Result<Map<String, Value>> {
 
 /// What a caller of a grouped append hears: its channel, what the append was (for errors), and
 /// the append's result once it ran in the group's transaction.
+#[cfg_attr(
+    not(feature = "sqlite"),
+    allow(dead_code, reason = "only SQLite groups appends")
+)]
 struct Outcome {
     done: oneshot::Sender<Result<u64>>,
     what: String,
@@ -799,6 +819,10 @@ pub(crate) struct Append<D: Dialect> {
 impl<D: Dialect> Append<D> {
     /// Whether the append writes nothing after its event and session rows (no shared scope, no
     /// journal entry): it needs no savepoint of its own in a group.
+    #[cfg_attr(
+        not(feature = "sqlite"),
+        allow(dead_code, reason = "only SQLite groups appends")
+    )]
     fn writes_once(&self) -> bool {
         self.scoped.app.is_empty() && self.scoped.user.is_empty() && self.completed.is_empty()
     }
