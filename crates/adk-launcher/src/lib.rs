@@ -11,7 +11,6 @@ mod create;
 mod embedder;
 mod error;
 mod eval;
-mod eval_set;
 mod gate;
 mod launcher;
 mod model;
