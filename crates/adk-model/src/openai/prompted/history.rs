@@ -116,6 +116,7 @@ fn collect_strings(value: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// The numbers in `value`, as JSON writes them.
 fn collect_numbers(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::Number(number) => out.push(number.to_string()),
