@@ -359,9 +359,11 @@ pub(crate) struct ServiceArgs {
     #[arg(long, env = "ADK_CREDENTIAL_SERVICE_URI")]
     pub(crate) credential_service_uri: Option<String>,
 
-    /// With PostgreSQL: how many connections the session pool opens at most.
-    #[arg(long, env = "ADK_DB_POOL_SIZE", default_value_t = adk_session::DEFAULT_POOL_SIZE)]
-    pub(crate) db_pool_size: u32,
+    /// With PostgreSQL: how many connections the session pool opens at most. By default, for a
+    /// server, one for each run it allows at once (`--max-concurrent-runs`), and never fewer than
+    /// 8; otherwise 8.
+    #[arg(long, env = "ADK_DB_POOL_SIZE")]
+    pub(crate) db_pool_size: Option<u32>,
 
     /// With PostgreSQL: the longest a session statement may run, in seconds, before the database
     /// cancels it (none by default).

@@ -20,9 +20,14 @@ pub(crate) async fn serve(
     apps: &[App],
     function_tools: &[Arc<dyn Tool>],
     metrics: &crate::eval::Metrics,
-    args: ServeArgs,
+    mut args: ServeArgs,
     ui: bool,
 ) -> Result<(), LaunchError> {
+    let pool_size = store::session_pool_size(
+        args.services.db_pool_size,
+        args.replicas.max_concurrent_runs,
+    );
+    args.services.db_pool_size = Some(pool_size);
     let eval_storage = eval_storage(&args)?;
     let mut apps = apps.to_vec();
     if let Some(dir) = &args.agents_dir {
