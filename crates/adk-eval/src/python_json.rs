@@ -35,7 +35,7 @@ fn write_value(value: &Value, out: &mut String) {
         Value::Object(map) => {
             // Python sorts keys as strings, by code point; `str`'s order is the same.
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+            entries.sort_unstable_by_key(|(key, _)| *key);
             out.push('{');
             for (index, (key, item)) in entries.into_iter().enumerate() {
                 if index > 0 {
