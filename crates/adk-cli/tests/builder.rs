@@ -263,7 +263,8 @@ async fn the_builder_creates_a_new_app_in_the_agents_folder() {
     );
     assert!(!fresh.exists());
 
-    // The dialog's draft: in the new app's draft folder, not served yet.
+    // The dialog's draft: in the new app's draft folder, not served yet but listed, so that
+    // adk-web, which reloads the page onto the new app, finds it and opens the builder on it.
     let (status, answer) = save(
         base,
         "fresh",
@@ -274,7 +275,7 @@ async fn the_builder_creates_a_new_app_in_the_agents_folder() {
     assert_eq!((status, answer), (StatusCode::OK, json!(true)));
     assert!(fresh.join("tmp/fresh/root_agent.yaml").is_file());
     assert!(!fresh.join("root_agent.yaml").exists());
-    assert!(!listed(base).await.contains(&"fresh".to_owned()));
+    assert!(listed(base).await.contains(&"fresh".to_owned()));
     assert_eq!(
         read(base, "fresh", "?tmp=true").await,
         (StatusCode::OK, NEW_APP.to_owned())
@@ -287,7 +288,21 @@ async fn the_builder_creates_a_new_app_in_the_agents_folder() {
     let detail = answer["detail"].as_str().unwrap();
     assert!(detail.starts_with("root_agent.yaml:4:1: "), "{detail}");
     assert!(!fresh.join("root_agent.yaml").exists());
-    assert!(!listed(base).await.contains(&"fresh".to_owned()));
+    assert!(fresh.join("tmp/fresh/root_agent.yaml").is_file());
+    let detailed: Value = reqwest::get(format!("{base}/list-apps?detailed=true"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        detailed["apps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|app| app["name"] != "fresh"),
+        "{detailed}"
+    );
 
     // The save creates the app, drops the draft and serves the app from then on.
     let (status, answer) = save(base, "fresh", "", &[("fresh/root_agent.yaml", NEW_APP)]).await;
@@ -502,6 +517,7 @@ async fn the_builder_tab_changes_an_instruction_and_the_next_run_uses_it() {
         .screenshot(&screenshots().join("3-new-app.png"))
         .await;
     browser.click_text("Save").await;
+    browser.screenshot(&screenshots().join("4-debug.png")).await;
     let created = wait_for_file(&dir.path().join("fresh/root_agent.yaml"), "name: fresh").await;
     assert!(created.contains("coordinates other agents"), "{created}");
     assert!(listed(&served.base).await.contains(&"fresh".to_owned()));

@@ -238,12 +238,12 @@ impl Browser {
         self.type_text(&input, "\u{E007}").await;
     }
 
-    /// Types `text` into the input of the dialog adk-web opened last, replacing what it proposed.
+    /// Writes `text` into the input of the dialog adk-web opened last, replacing what it proposed.
     ///
-    /// It waits for the dialog to finish opening first: Angular Material moves the focus into a
-    /// dialog only after its opening animation, and on a loaded machine that move would otherwise
-    /// land in the middle of the typing and send the rest of the keys elsewhere. The typed value is
-    /// then read back, so a lost key fails here rather than at the next click.
+    /// It waits for the dialog to finish opening, then sets the value and sends the `input` event
+    /// Angular's forms listen to, rather than typing: Angular Material moves the focus into a
+    /// dialog only after its opening animation, and on a loaded machine that move could land in
+    /// the middle of typed keys and send the rest elsewhere.
     pub async fn fill_dialog_input(&self, text: &str, patience: Duration) {
         const LAST_DIALOG: &str = "const dialogs = document.querySelectorAll(
                  '.cdk-overlay-container .mat-mdc-dialog-container');
@@ -253,42 +253,25 @@ impl Browser {
                 "{LAST_DIALOG}
                  return dialog && dialog.querySelector('input')
                      && dialog.classList.contains('mdc-dialog--open')
-                     && !dialog.classList.contains('mdc-dialog--opening')
-                     && dialog.contains(document.activeElement);"
+                     && !dialog.classList.contains('mdc-dialog--opening');"
             ),
-            "the dialog's input, with the dialog open and focused",
+            "the dialog's input, with the dialog open",
             patience,
         )
         .await;
-        let input = self
+        let written = self
             .execute(
                 &format!(
                     "{LAST_DIALOG}
                      const input = dialog.querySelector('input');
-                     input.value = '';
+                     input.value = arguments[0];
                      input.dispatchEvent(new Event('input', {{bubbles: true}}));
-                     return input;"
+                     return input.value;"
                 ),
-                Vec::new(),
+                vec![json!(text)],
             )
             .await;
-        let input = Element(
-            input[ELEMENT_KEY]
-                .as_str()
-                .expect("the dialog's input is an element")
-                .to_owned(),
-        );
-        self.type_text(&input, text).await;
-        self.wait_for(
-            &format!(
-                "{LAST_DIALOG}
-                 return dialog.querySelector('input').value === {};",
-                json!(text)
-            ),
-            &format!("the dialog's input to read {text:?}"),
-            patience,
-        )
-        .await;
+        assert_eq!(written, json!(text), "the dialog's input took the text");
     }
 
     /// In adk-web's Evals tab, creates eval set `set` and adds the conversation on screen to it as
