@@ -65,9 +65,19 @@ pub const STEPS: &[Step] = &[
     },
     Step {
         name: "doc",
-        // The documentation as docs.rs builds it (every feature), with broken intra-doc links and
-        // every other rustdoc warning as errors; the doctests run in the test step.
-        action: Action::CargoDoc(&["doc", "--workspace", "--all-features", "--no-deps"]),
+        // The libraries' documentation as docs.rs builds it (every feature), with broken
+        // intra-doc links and every other rustdoc warning as errors; the doctests run in the test
+        // step. The examples are documented too: they bring in the dev-dependencies, whose
+        // features (tokio's `test-util` among them) then resolve as in clippy's `--all-targets`,
+        // so every dependency clippy checked is reused instead of checked again.
+        action: Action::CargoDoc(&[
+            "doc",
+            "--workspace",
+            "--all-features",
+            "--no-deps",
+            "--lib",
+            "--examples",
+        ]),
     },
     Step {
         name: "features",
@@ -346,7 +356,7 @@ mod tests {
             [
                 "cargo fmt --all -- --check",
                 "cargo clippy --workspace --all-targets --all-features -- -D warnings",
-                "RUSTDOCFLAGS=\"-D warnings\" cargo doc --workspace --all-features --no-deps",
+                "RUSTDOCFLAGS=\"-D warnings\" cargo doc --workspace --all-features --no-deps --lib --examples",
                 "cargo check -p <each package> (defaults, no features, each feature alone)",
                 "cargo xtask tidy",
                 "cargo xtask codegen --check",
