@@ -58,9 +58,14 @@ impl MemoryDialect for Postgres {
         delete_session: &[
             "DELETE FROM adk_memories WHERE app_name = $1 AND user_id = $2 AND session_id = $3",
         ],
-        select_stale: "SELECT id, text FROM adk_memories m WHERE app_name = $1 AND user_id = $2 \
-            AND NOT EXISTS (SELECT 1 FROM adk_memory_vectors v \
-            WHERE v.memory_id = m.id AND v.model = $3)",
+        // A set difference of two index scans, hashed or sorted: linear in the user's memories
+        // whatever the statistics. As `NOT EXISTS`, right after a bulk insert (no statistics yet)
+        // it was planned as a nested loop scanning the whole model index for every memory: 3.9 s
+        // at 10,000 memories and over 30 s at 100,000, against 23 ms and 390 ms this way.
+        select_stale: "SELECT id, text FROM adk_memories WHERE id IN ( \
+            SELECT id FROM adk_memories WHERE app_name = $1 AND user_id = $2 \
+            EXCEPT SELECT memory_id FROM adk_memory_vectors \
+            WHERE app_name = $1 AND user_id = $2 AND model = $3)",
         select_embedded_with: "SELECT embedded_with, version FROM adk_memory_scopes \
             WHERE app_name = $1 AND user_id = $2",
         mark_added: "UPDATE adk_memory_scopes SET version = version + 1, embedded_with = \
