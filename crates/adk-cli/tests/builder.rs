@@ -1,7 +1,8 @@
 //! adk-web's Builder tab against `adk web`: an app described in YAML is read (its root file and a
 //! sub-agent's), drafted, checked (a bad file is refused with its file, line and column, and
-//! nothing changes), saved atomically and served rebuilt from the next run on; names that leave
-//! the app's folder, apps not described in YAML and `adk api_server` are refused.
+//! nothing changes), saved atomically and served rebuilt from the next run on; a new app is
+//! drafted, checked and created in the agents folder, then listed and run; names that leave the
+//! app's folder, apps not described in YAML and `adk api_server` are refused.
 
 mod support;
 
@@ -83,18 +84,32 @@ fn instruction_sent(model: &MockServer, index: usize) -> String {
 }
 
 async fn run(base: &str, session: &str) -> Vec<Value> {
+    run_app(base, "helper", session).await
+}
+
+async fn run_app(base: &str, app: &str, session: &str) -> Vec<Value> {
     let client = reqwest::Client::new();
     client
-        .post(format!("{base}/apps/helper/users/ada/sessions"))
+        .post(format!("{base}/apps/{app}/users/ada/sessions"))
         .json(&json!({"sessionId": session}))
         .send()
         .await
         .unwrap();
     json_answer(client.post(format!("{base}/run")).json(&json!({
-        "appName": "helper", "userId": "ada", "sessionId": session,
+        "appName": app, "userId": "ada", "sessionId": session,
         "newMessage": {"role": "user", "parts": [{"text": "Hello"}]},
     })))
     .await
+}
+
+/// The apps `/list-apps` names.
+async fn listed(base: &str) -> Vec<String> {
+    reqwest::get(format!("{base}/list-apps"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -229,6 +244,117 @@ async fn the_builder_reads_checks_saves_and_serves_a_yaml_app_rebuilt() {
     assert!(success, "{rest}");
 }
 
+/// The root file adk-web's "Create new agent" dialog uploads for a new app (on the loopback
+/// model instead of its `gemini-2.5-flash`).
+const NEW_APP: &str = "name: fresh\nmodel: openai/mock-model\nagent_class: LlmAgent\ninstruction: You are the root agent that coordinates other agents.\nsub_agents: []\ntools: []\n";
+
+#[tokio::test]
+async fn the_builder_creates_a_new_app_in_the_agents_folder() {
+    let dir = agents();
+    let fresh = dir.path().join("fresh");
+    let model = MockServer::start([chat_answer("Fresh hello.")]).await;
+    let served = serve(adk(dir.path(), &model, "web"), PATIENCE).await;
+    let base = served.base.as_str();
+
+    // Before its first draft, a new app has no files, and reading makes none.
+    assert_eq!(
+        read(base, "fresh", "?tmp=true").await,
+        (StatusCode::OK, String::new())
+    );
+    assert!(!fresh.exists());
+
+    // The dialog's draft: in the new app's draft folder, not served yet but listed, so that
+    // adk-web, which reloads the page onto the new app, finds it and opens the builder on it.
+    let (status, answer) = save(
+        base,
+        "fresh",
+        "?tmp=true",
+        &[("fresh/root_agent.yaml", NEW_APP)],
+    )
+    .await;
+    assert_eq!((status, answer), (StatusCode::OK, json!(true)));
+    assert!(fresh.join("tmp/fresh/root_agent.yaml").is_file());
+    assert!(!fresh.join("root_agent.yaml").exists());
+    assert!(listed(base).await.contains(&"fresh".to_owned()));
+    assert_eq!(
+        read(base, "fresh", "?tmp=true").await,
+        (StatusCode::OK, NEW_APP.to_owned())
+    );
+
+    // A save the loader refuses names the file, line and column, and creates nothing.
+    let bad = NEW_APP.replace("instruction:", "instructions:");
+    let (status, answer) = save(base, "fresh", "", &[("fresh/root_agent.yaml", &bad)]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    let detail = answer["detail"].as_str().unwrap();
+    assert!(detail.starts_with("root_agent.yaml:4:1: "), "{detail}");
+    assert!(!fresh.join("root_agent.yaml").exists());
+    assert!(fresh.join("tmp/fresh/root_agent.yaml").is_file());
+    let detailed: Value = reqwest::get(format!("{base}/list-apps?detailed=true"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        detailed["apps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|app| app["name"] != "fresh"),
+        "{detailed}"
+    );
+
+    // The save creates the app, drops the draft and serves the app from then on.
+    let (status, answer) = save(base, "fresh", "", &[("fresh/root_agent.yaml", NEW_APP)]).await;
+    assert_eq!((status, answer), (StatusCode::OK, json!(true)));
+    assert_eq!(
+        std::fs::read_to_string(fresh.join("root_agent.yaml")).unwrap(),
+        NEW_APP
+    );
+    assert!(!fresh.join("tmp").exists());
+    assert!(listed(base).await.contains(&"fresh".to_owned()));
+    assert_eq!(
+        read(base, "fresh", "").await,
+        (StatusCode::OK, NEW_APP.to_owned())
+    );
+    run_app(base, "fresh", "first").await;
+    assert!(
+        instruction_sent(&model, 0).contains("coordinates other agents"),
+        "{}",
+        instruction_sent(&model, 0)
+    );
+
+    // A name that is not an identifier, or an app not described in YAML, is no new app.
+    for app in ["9lives", "quickstart"] {
+        let (status, answer) = save(
+            base,
+            app,
+            "?tmp=true",
+            &[(&format!("{app}/root_agent.yaml"), NEW_APP)],
+        )
+        .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{app}: {answer}");
+    }
+    assert!(!dir.path().join("9lives").exists());
+
+    // Cancelling a new app that was never saved leaves no folder behind.
+    let (status, _) = save(
+        base,
+        "dropped",
+        "?tmp=true",
+        &[("dropped/root_agent.yaml", NEW_APP)],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let cancelled: Value =
+        json_answer(reqwest::Client::new().post(format!("{base}/dev/apps/dropped/builder/cancel")))
+            .await;
+    assert_eq!(cancelled, json!(true));
+    assert!(!dir.path().join("dropped").exists());
+    let (success, rest) = served.terminate().await;
+    assert!(success, "{rest}");
+}
+
 #[tokio::test]
 async fn api_server_serves_no_builder_as_adk_python() {
     let dir = agents();
@@ -248,6 +374,15 @@ async fn api_server_serves_no_builder_as_adk_python() {
         std::fs::read_to_string(dir.path().join("helper/root_agent.yaml")).unwrap(),
         ROOT
     );
+    let (status, _) = save(
+        &served.base,
+        "fresh",
+        "?tmp=true",
+        &[("fresh/root_agent.yaml", NEW_APP)],
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(!dir.path().join("fresh").exists());
     let (success, rest) = served.terminate().await;
     assert!(success, "{rest}");
 }
@@ -278,7 +413,11 @@ async fn the_builder_tab_changes_an_instruction_and_the_next_run_uses_it() {
     let dir = agents();
     let app = dir.path().join("helper");
     let model = MockServer::start([chat_answer("One word: hello.")]).await;
-    let served = serve(adk(dir.path(), &model, "web"), PATIENCE).await;
+    // The app adk-web creates names `gemini-2.5-flash`; a key lets the save build it (it is
+    // never called).
+    let mut web = adk(dir.path(), &model, "web");
+    web.env("GOOGLE_API_KEY", "test-key");
+    let served = serve(web, PATIENCE).await;
     let browser = adk_test::browser::Browser::start(1400, 900).await;
     browser
         .goto(&format!("{}/dev-ui/?app=helper", served.base))
@@ -334,6 +473,54 @@ async fn the_builder_tab_changes_an_instruction_and_the_next_run_uses_it() {
         "{}",
         instruction_sent(&model, 0)
     );
+
+    // adk-web's "Create new agent" (the + of the app selector): the dialog drafts the app, the
+    // page opens the builder on the draft, and its save creates the app in the agents folder.
+    browser
+        .execute(
+            "[...document.querySelectorAll('button')].find(b => b.textContent.includes('robot_2')).click();",
+            Vec::new(),
+        )
+        .await;
+    const CREATE: &str =
+        "return document.querySelector('button[aria-label=\"Create new agent\"]');";
+    browser
+        .wait_for(
+            CREATE,
+            "the app selector's Create new agent button",
+            PATIENCE,
+        )
+        .await;
+    browser
+        .execute(
+            "document.querySelector('button[aria-label=\"Create new agent\"]').click();",
+            Vec::new(),
+        )
+        .await;
+    browser.fill_dialog_input("fresh", PATIENCE).await;
+    browser.click_text("Create").await;
+    wait_for_file(
+        &dir.path().join("fresh/tmp/fresh/root_agent.yaml"),
+        "name: fresh",
+    )
+    .await;
+    const NEW_INSTRUCTION: &str = "return [...document.querySelectorAll('textarea')].find(t => \
+         t.value.includes('coordinates other agents')) || null;";
+    browser
+        .wait_for(
+            NEW_INSTRUCTION,
+            "the new app's instruction in the builder",
+            PATIENCE,
+        )
+        .await;
+    browser
+        .screenshot(&screenshots().join("3-new-app.png"))
+        .await;
+    browser.click_text("Save").await;
+    browser.screenshot(&screenshots().join("4-debug.png")).await;
+    let created = wait_for_file(&dir.path().join("fresh/root_agent.yaml"), "name: fresh").await;
+    assert!(created.contains("coordinates other agents"), "{created}");
+    assert!(listed(&served.base).await.contains(&"fresh".to_owned()));
     let (success, rest) = served.terminate().await;
     assert!(success, "{rest}");
 }

@@ -1,9 +1,9 @@
 //! The Builder routes against ADK Python's: the same requests sent to google-adk 2.13's `adk web`
 //! (its FastAPI app in-process, from adk-test's Python peers) and to this `adk web`, each over
 //! its own copy of one folder of YAML agents; the statuses and bodies compared, then the files the
-//! saves left. Where adk-rs answers otherwise on purpose (it checks a config before saving it,
-//! and refuses a path that leaves the app instead of answering an empty file), the step says so
-//! and both answers are asserted.
+//! saves left, those of a new app created through the builder among them. Where adk-rs answers
+//! otherwise on purpose (it checks a config before saving it, and refuses a path that leaves the
+//! app instead of answering an empty file), the step says so and both answers are asserted.
 
 mod support;
 
@@ -17,6 +17,8 @@ use tokio::process::Command;
 
 const ROOT: &str = "name: helper\nmodel: openai/mock-model\ninstruction: Answer briefly.\nsub_agents:\n  - config_path: ./poet.yaml\n";
 const POET: &str = "name: poet\nmodel: openai/mock-model\ninstruction: Answer in verse.\n";
+/// The root file adk-web's "Create new agent" dialog uploads (on the loopback model).
+const NEW_APP: &str = "name: fresh\nmodel: openai/mock-model\nagent_class: LlmAgent\ninstruction: You are the root agent that coordinates other agents.\nsub_agents: []\ntools: []\n";
 
 /// How the two answers of a step must relate.
 #[derive(Clone, Copy, Debug)]
@@ -91,6 +93,30 @@ fn plan() -> Vec<Step> {
         upload(save, &[("helper/poet.yaml", POET)], Same),
         step("GET", "/dev/apps/helper/builder", Same),
         step("POST", "/dev/apps/helper/builder/cancel", Same),
+        // adk-web's "Create new agent": a draft for an app not served yet, read back, saved.
+        step("GET", "/dev/apps/fresh/builder?tmp=true", Same),
+        Step {
+            path: "/dev/apps/fresh/builder/save?tmp=true",
+            ..upload(save, &[("fresh/root_agent.yaml", NEW_APP)], Same)
+        },
+        step("GET", "/dev/apps/fresh/builder?tmp=true", Same),
+        step(
+            "GET",
+            "/dev/apps/fresh/builder?file_path=plugins.yaml&tmp=true",
+            Same,
+        ),
+        upload(
+            "/dev/apps/fresh/builder/save",
+            &[("fresh/root_agent.yaml", NEW_APP)],
+            Same,
+        ),
+        step("GET", "/dev/apps/fresh/builder", Same),
+        // A new app's draft dropped before its first save.
+        Step {
+            path: "/dev/apps/dropped/builder/save?tmp=true",
+            ..upload(save, &[("dropped/root_agent.yaml", NEW_APP)], Same)
+        },
+        step("POST", "/dev/apps/dropped/builder/cancel", Same),
         // Refusals: names that leave the app or are not YAML, and YAML that does not parse.
         upload(save, &[("helper/../x.yaml", POET)], Status),
         upload(save, &[("helper/agent.py", POET)], Status),
@@ -275,4 +301,8 @@ async fn the_builder_routes_answer_as_adk_pythons_adk_web() {
     assert_eq!(yaml_files(&ours_app), yaml_files(&theirs_app));
     let root = std::fs::read_to_string(ours_app.join("root_agent.yaml")).unwrap();
     assert!(root.contains("Answer in one word."), "{root}");
+    // The app created through the builder holds the same files, its draft gone.
+    let fresh = yaml_files(&ours_dir.path().join("agents/fresh"));
+    assert_eq!(fresh, yaml_files(&theirs_dir.path().join("agents/fresh")));
+    assert_eq!(fresh, [("root_agent.yaml".to_owned(), NEW_APP.to_owned())]);
 }

@@ -8,9 +8,11 @@ mod eval_set;
 mod evaluator;
 mod inference;
 pub mod metrics;
+mod python_json;
 pub mod report;
 mod result;
 pub mod simulation;
+mod store;
 
 pub use config::{EvalConfig, TEST_CONFIG_FILE};
 pub use criterion::Criterion;
@@ -31,6 +33,7 @@ pub use result::{
     EvalSetResult, RESULT_FILE_EXTENSION,
 };
 pub use simulation::{UserSimulatorConfig, UserSimulatorKind};
+pub use store::{EVAL_SET_FILE_EXTENSION, EvalStore, EvalStoreError};
 
 /// Splits an `adk eval` argument `path:case_1,case_2` into the eval set's path and the cases to
 /// run (all when none are named), as ADK's command line reads it.

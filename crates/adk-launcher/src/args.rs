@@ -37,6 +37,9 @@ pub(crate) enum Command {
     Create(CreateArgs),
     /// Run an agent on ADK eval sets and score it; exits non-zero when a case fails.
     Eval(EvalArgs),
+    /// Manage an app's eval sets: create one, or add cases to it from conversation scenarios.
+    #[command(name = "eval_set", alias = "eval-set")]
+    EvalSet(EvalSetArgs),
     /// Work with stored sessions.
     Sessions(SessionsArgs),
 }
@@ -321,6 +324,57 @@ pub(crate) struct EvalArgs {
     pub(crate) model: ModelArgs,
 }
 
+/// The options of `eval_set`.
+#[derive(Debug, Args)]
+pub(crate) struct EvalSetArgs {
+    #[command(subcommand)]
+    pub(crate) command: EvalSetCommand,
+}
+
+/// What `eval_set` does.
+#[derive(Debug, Subcommand)]
+pub(crate) enum EvalSetCommand {
+    /// Create an empty eval set for an app.
+    Create(EvalSetTarget),
+    /// Add an eval case to an eval set for each scenario of a conversation scenarios file, named
+    /// as ADK names it (from a hash of the scenario); a case already in the set is skipped.
+    #[command(name = "add_eval_case", alias = "add-eval-case")]
+    AddEvalCase(AddEvalCaseArgs),
+}
+
+/// The eval set an `eval_set` command works on, and where it is kept.
+#[derive(Debug, Args)]
+pub(crate) struct EvalSetTarget {
+    /// The app: a folder (the app is named after it, and its sets are kept in it, as ADK Python
+    /// keeps them), or one of this program's apps (its sets kept in `.adk/evals/<app>`, where
+    /// `adk web` keeps them when it serves no agents folder).
+    pub(crate) agent: String,
+
+    /// The eval set's id: ASCII letters, digits and `_`.
+    pub(crate) eval_set_id: String,
+
+    /// Where eval sets are kept instead: a folder or a `file://` URL of one, holding a folder per
+    /// app, as `adk web --eval-storage-uri` reads it.
+    #[arg(long, alias = "eval_storage_uri")]
+    pub(crate) eval_storage_uri: Option<String>,
+}
+
+/// The options of `eval_set add_eval_case`.
+#[derive(Debug, Args)]
+pub(crate) struct AddEvalCaseArgs {
+    #[command(flatten)]
+    pub(crate) target: EvalSetTarget,
+
+    /// A JSON file of conversation scenarios, `{"scenarios": [...]}`, as ADK writes it.
+    #[arg(long, alias = "scenarios_file")]
+    pub(crate) scenarios_file: PathBuf,
+
+    /// A JSON file of the session every added case starts in: `{"app_name", "user_id",
+    /// "state"}`, ADK's `SessionInput`.
+    #[arg(long, alias = "session_input_file")]
+    pub(crate) session_input_file: PathBuf,
+}
+
 /// Where sessions, artifacts and memory are kept.
 #[derive(Debug, Args)]
 pub(crate) struct ServiceArgs {
@@ -359,9 +413,11 @@ pub(crate) struct ServiceArgs {
     #[arg(long, env = "ADK_CREDENTIAL_SERVICE_URI")]
     pub(crate) credential_service_uri: Option<String>,
 
-    /// With PostgreSQL: how many connections the session pool opens at most.
-    #[arg(long, env = "ADK_DB_POOL_SIZE", default_value_t = adk_session::DEFAULT_POOL_SIZE)]
-    pub(crate) db_pool_size: u32,
+    /// With PostgreSQL: how many connections the session pool opens at most. By default, for a
+    /// server, one for each run it allows at once (`--max-concurrent-runs`), and never fewer than
+    /// 8; otherwise 8.
+    #[arg(long, env = "ADK_DB_POOL_SIZE")]
+    pub(crate) db_pool_size: Option<u32>,
 
     /// With PostgreSQL: the longest a session statement may run, in seconds, before the database
     /// cancels it (none by default).

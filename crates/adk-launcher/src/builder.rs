@@ -1,7 +1,7 @@
-//! adk-web's Builder tab under `adk web`: the apps described in YAML may be edited, a save is
-//! checked with the loader that built them (so the same tools, and the same rule on MCP servers
-//! started as local processes, hold), and the saved app is built again on the launcher's
-//! services and models.
+//! adk-web's Builder tab under `adk web`: the apps described in YAML may be edited, and new ones
+//! created in the agents folder; a save is checked with the loader that built them (so the same
+//! tools, and the same rule on MCP servers started as local processes, hold), and the saved app
+//! is built again on the launcher's services and models.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,9 +14,14 @@ use futures::future::BoxFuture;
 use crate::apps::BuiltApps;
 use crate::store::Services;
 
-/// The YAML apps of `built`, editable in the Builder tab, rebuilt on `services`.
-pub(crate) fn yaml_apps(built: &BuiltApps, services: Arc<Services>) -> Option<YamlApps> {
-    if built.yaml_dirs.is_empty() {
+/// The YAML apps of `built`, editable in the Builder tab, rebuilt on `services`; new apps are
+/// created in `agents_dir`, the folder of YAML agents the command serves, when there is one.
+pub(crate) fn yaml_apps(
+    built: &BuiltApps,
+    agents_dir: Option<&Path>,
+    services: Arc<Services>,
+) -> Option<YamlApps> {
+    if built.yaml_dirs.is_empty() && agents_dir.is_none() {
         return None;
     }
     let files = LoaderFiles {
@@ -24,14 +29,17 @@ pub(crate) fn yaml_apps(built: &BuiltApps, services: Arc<Services>) -> Option<Ya
         services,
         overflow: built.overflow_summarizer(),
     };
-    Some(
-        built
-            .yaml_dirs
-            .iter()
-            .fold(YamlApps::new(files), |apps, (name, dir)| {
-                apps.app(name.clone(), dir.clone())
-            }),
-    )
+    let apps = built
+        .yaml_dirs
+        .iter()
+        .fold(YamlApps::new(files), |apps, (name, dir)| {
+            apps.app(name.clone(), dir.clone())
+        });
+    // A folder that is itself one agent holds no other apps, so none are created in it.
+    Some(match agents_dir {
+        Some(dir) if !dir.join(adk_config::ROOT_AGENT_FILE).is_file() => apps.new_apps_in(dir),
+        _ => apps,
+    })
 }
 
 /// Checks and rebuilds YAML apps with the launcher's loader and services.

@@ -11,7 +11,7 @@ use clap::{CommandFactory as _, FromArgMatches as _};
 use crate::apps::{App, AppSource};
 use crate::args::{Cli, Command, SessionsCommand};
 use crate::error::{LaunchError, LaunchErrorKind};
-use crate::{a2a, create, eval, serve, sessions, terminal};
+use crate::{a2a, create, eval, eval_set, serve, sessions, terminal};
 
 /// The command line of a program that runs agents: `run` (an interactive terminal session),
 /// `web` (ADK's REST + SSE API with the adk-web dev UI), `api_server` (the API alone), `a2a` (one
@@ -168,6 +168,7 @@ impl Launcher {
             Command::Eval(args) => {
                 eval::eval(&self.apps, &self.function_tools, &self.metrics, args).await
             }
+            Command::EvalSet(args) => eval_set::eval_set(&self.apps, args).await,
             Command::Sessions(args) => match args.command {
                 SessionsCommand::Resume(args) => {
                     sessions::resume(&self.apps, &self.function_tools, args).await

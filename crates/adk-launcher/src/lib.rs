@@ -11,6 +11,7 @@ mod create;
 mod embedder;
 mod error;
 mod eval;
+mod eval_set;
 mod gate;
 mod launcher;
 mod model;

@@ -20,9 +20,14 @@ pub(crate) async fn serve(
     apps: &[App],
     function_tools: &[Arc<dyn Tool>],
     metrics: &crate::eval::Metrics,
-    args: ServeArgs,
+    mut args: ServeArgs,
     ui: bool,
 ) -> Result<(), LaunchError> {
+    let pool_size = store::session_pool_size(
+        args.services.db_pool_size,
+        args.replicas.max_concurrent_runs,
+    );
+    args.services.db_pool_size = Some(pool_size);
     let eval_storage = eval_storage(&args)?;
     let mut apps = apps.to_vec();
     if let Some(dir) = &args.agents_dir {
@@ -123,8 +128,12 @@ pub(crate) async fn serve(
     for (name, metric) in metrics {
         builder = builder.eval_metric(name.clone(), metric.clone());
     }
-    // The Builder tab edits YAML apps in the dev UI only, as ADK Python's `adk web` does.
-    if ui && let Some(yaml_apps) = crate::builder::yaml_apps(&built, services.clone()) {
+    // The Builder tab edits YAML apps in the dev UI only, as ADK Python's `adk web` does, and
+    // creates new ones in the agents folder.
+    if ui
+        && let Some(yaml_apps) =
+            crate::builder::yaml_apps(&built, args.agents_dir.as_deref(), services.clone())
+    {
         builder = builder.yaml_apps(yaml_apps);
     }
     let server = builder
@@ -193,22 +202,11 @@ fn install_tracing(spans: &SpanStore) {
 /// The folder of eval sets and results: `--eval-storage-uri` (a path or a `file://` URL), else
 /// the agents folder (as ADK Python), else the server's default.
 fn eval_storage(args: &ServeArgs) -> Result<std::path::PathBuf, LaunchError> {
-    let Some(uri) = &args.eval_storage_uri else {
-        return Ok(args
+    match &args.eval_storage_uri {
+        Some(uri) => crate::eval_set::storage_folder(uri),
+        None => Ok(args
             .agents_dir
             .clone()
-            .unwrap_or_else(|| adk_server::DEFAULT_EVAL_STORAGE.into()));
-    };
-    if let Some(path) = uri.strip_prefix("file://") {
-        return Ok(path.into());
+            .unwrap_or_else(|| adk_server::DEFAULT_EVAL_STORAGE.into())),
     }
-    if uri.contains("://") {
-        return Err(LaunchError::new(
-            LaunchErrorKind::Usage,
-            format!(
-                "--eval-storage-uri {uri}: eval sets are kept in a folder; give its path or a file:// URL"
-            ),
-        ));
-    }
-    Ok(uri.into())
 }

@@ -65,6 +65,18 @@ impl Services {
     }
 }
 
+/// The size of a server's session pool: `explicit` when given, else one connection for each of
+/// the `runs` it allows at once, and never fewer than [`adk_session::DEFAULT_POOL_SIZE`]. Each
+/// run appends its events and writes its effect journal through the pool; with fewer connections
+/// than runs, a run's write could wait out the pool's acquire timeout behind the others under load.
+pub(crate) fn session_pool_size(explicit: Option<u32>, runs: usize) -> u32 {
+    explicit.unwrap_or_else(|| {
+        u32::try_from(runs)
+            .unwrap_or(u32::MAX)
+            .max(adk_session::DEFAULT_POOL_SIZE)
+    })
+}
+
 /// Opens the services the flags ask for.
 pub(crate) async fn open(args: &ServiceArgs) -> Result<Services, LaunchError> {
     open_with_env(args, &|name| {
@@ -100,7 +112,8 @@ async fn open_with_env(
         .as_deref()
         .filter(|uri| is_postgres(uri))
         .map(|uri| {
-            let settings = PostgresSettings::new(uri).max_connections(args.db_pool_size);
+            let settings = PostgresSettings::new(uri)
+                .max_connections(args.db_pool_size.unwrap_or(adk_session::DEFAULT_POOL_SIZE));
             match args.db_statement_timeout {
                 Some(timeout) => settings.statement_timeout(timeout),
                 None => settings,
@@ -384,6 +397,21 @@ mod tests {
     use super::*;
     use crate::embedder::EmbedderSpec;
 
+    /// A server's session pool holds one connection per run it allows at once, so that no run's
+    /// write queues behind more runs than there are connections; the flag overrides it.
+    #[test]
+    fn the_session_pool_is_sized_from_the_run_limit() {
+        assert_eq!(session_pool_size(None, 64), 64);
+        assert_eq!(session_pool_size(None, 200), 200);
+        assert_eq!(
+            session_pool_size(None, 2),
+            adk_session::DEFAULT_POOL_SIZE,
+            "never fewer than the default"
+        );
+        assert_eq!(session_pool_size(Some(6), 64), 6, "the flag decides");
+        assert_eq!(session_pool_size(None, usize::MAX), u32::MAX);
+    }
+
     #[test]
     fn passwords_are_redacted() {
         assert_eq!(
@@ -442,7 +470,7 @@ mod tests {
             artifact_service_uri: Some(format!("file://{}", dir.path().join("files").display())),
             memory_service_uri: Some(format!("sqlite://{}", memory.display())),
             credential_service_uri: Some("memory://".to_owned()),
-            db_pool_size: adk_session::DEFAULT_POOL_SIZE,
+            db_pool_size: None,
             db_statement_timeout: None,
             memory_embedder: EmbedderSpec::None,
         };
@@ -491,7 +519,7 @@ mod tests {
                 dir.path().join("memory.db").display()
             )),
             credential_service_uri: Some("memory://".to_owned()),
-            db_pool_size: adk_session::DEFAULT_POOL_SIZE,
+            db_pool_size: None,
             db_statement_timeout: None,
             memory_embedder: "openai:embed-small".parse().unwrap(),
         };

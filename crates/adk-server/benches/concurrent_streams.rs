@@ -11,7 +11,9 @@
 //! memory per open stream: a second round holds every stream open on a model that waits 2 s, and
 //! the server's resident set is read once all of them have their answer's headers.
 //!
-//! Run with `cargo bench -p adk-server --bench concurrent_streams`.
+//! Run with `cargo bench -p adk-server --bench concurrent_streams`. To see what the held streams'
+//! memory is, set [`MEMORY_WRAPPER_ENV`] to a command the memory round's server is started under,
+//! such as `heaptrack -o /tmp/streams` (its peak then names who holds what).
 // A benchmark's report is its output.
 #![allow(clippy::print_stdout)]
 
@@ -32,6 +34,9 @@ use serde_json::json;
 
 /// Set in the child: the base URL of the mock model it talks to.
 const ROLE_ENV: &str = "ADK_BENCH_SERVER_MODEL_URL";
+/// A command (and its arguments, split at spaces) to start the memory round's server under: a
+/// heap profiler. (The resident set the round reports is then the wrapper's own.)
+const MEMORY_WRAPPER_ENV: &str = "ADK_BENCH_MEMORY_WRAPPER";
 const APP: &str = "weather";
 const MODEL_LATENCY: Duration = Duration::from_millis(50);
 const HOLD_LATENCY: Duration = Duration::from_secs(2);
@@ -130,22 +135,30 @@ struct ServerProcess {
 }
 
 impl ServerProcess {
-    fn start(model_url: &str) -> Self {
-        let mut child = Command::new(std::env::current_exe().expect("this benchmark's path"))
+    /// Starts the server on `model_url`, under `wrapper` (a command and its arguments) if given.
+    fn start(model_url: &str, wrapper: Option<&str>) -> Self {
+        let this = std::env::current_exe().expect("this benchmark's path");
+        let mut command = match wrapper.map(str::split_whitespace) {
+            Some(mut words) => {
+                let mut command = Command::new(words.next().expect("a wrapper command"));
+                command.args(words).arg(this);
+                command
+            }
+            None => Command::new(this),
+        };
+        let mut child = command
             .env(ROLE_ENV, model_url)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .expect("the server process starts");
         let stdout = child.stdout.take().expect("piped stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
+        // A wrapper may say things of its own first.
+        let address = BufReader::new(stdout)
+            .lines()
+            .map(|line| line.expect("the server's output"))
+            .find_map(|line| line.strip_prefix("listening ").map(str::to_owned))
             .expect("the server's address");
-        let address = line
-            .trim()
-            .strip_prefix("listening ")
-            .unwrap_or_else(|| panic!("the server said {line:?}"));
         let stdin = child.stdin.take();
         Self {
             base: format!("http://{address}"),
@@ -333,7 +346,7 @@ async fn memory_round(server: &ServerProcess, count: usize) {
 
 async fn benchmark() {
     let model = MockServer::repeating(model_answer(MODEL_LATENCY)).await;
-    let server = ServerProcess::start(&format!("{}/v1", model.base_url()));
+    let server = ServerProcess::start(&format!("{}/v1", model.base_url()), None);
     // Warm the server up (connections, SQLite, allocator) before measuring.
     timed_round_quiet(&server.base).await;
     println!(
@@ -346,7 +359,8 @@ async fn benchmark() {
     drop(server);
 
     let slow = MockServer::repeating(model_answer(HOLD_LATENCY)).await;
-    let server = ServerProcess::start(&format!("{}/v1", slow.base_url()));
+    let wrapper = std::env::var(MEMORY_WRAPPER_ENV).ok();
+    let server = ServerProcess::start(&format!("{}/v1", slow.base_url()), wrapper.as_deref());
     timed_round_quiet(&server.base).await;
     println!(
         "memory per open stream, model latency {} s",

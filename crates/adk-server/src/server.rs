@@ -300,7 +300,7 @@ impl ServerBuilder {
             SpanStore::with_max_bytes(self.config.span_capacity, self.config.span_bytes)
         });
         let evals = crate::eval::Evals::new(
-            crate::eval::EvalStore::new(self.config.eval_storage.clone()),
+            adk_eval::EvalStore::new(self.config.eval_storage.clone()),
             self.eval_metrics,
             self.eval_judge,
             self.eval_user_simulator,

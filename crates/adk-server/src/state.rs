@@ -26,8 +26,10 @@ use crate::running::RunningRuns;
 
 /// What every handler sees.
 pub(crate) struct ServerState {
-    /// The apps by name; the Builder tab's save swaps in an app rebuilt from its files.
-    apps: BTreeMap<String, RwLock<Runner>>,
+    /// The apps by name; the Builder tab's save swaps in an app rebuilt from its files, or adds
+    /// the app it created. Each lookup clones a runner handle under the read lock, so a run keeps
+    /// the runner it started with.
+    apps: RwLock<BTreeMap<String, Runner>>,
     /// The YAML apps the Builder tab may edit (only `adk web` gives any).
     pub(crate) yaml_apps: Option<crate::builder::YamlApps>,
     pub(crate) spans: SpanStore,
@@ -60,11 +62,6 @@ pub(crate) struct ServerState {
     pub(crate) running: Arc<RunningRuns>,
 }
 
-/// The runner in `slot`; a lock a panicking writer left poisoned still holds a whole runner.
-fn read_runner(slot: &RwLock<Runner>) -> Runner {
-    slot.read().unwrap_or_else(PoisonError::into_inner).clone()
-}
-
 /// A run's place among the runs at once, taken before its body is read; dropping it frees the
 /// place.
 pub(crate) struct RunSlot {
@@ -88,10 +85,7 @@ impl ServerState {
         yaml_apps: Option<crate::builder::YamlApps>,
     ) -> Self {
         Self {
-            apps: apps
-                .into_iter()
-                .map(|(name, runner)| (name, RwLock::new(runner)))
-                .collect(),
+            apps: RwLock::new(apps),
             yaml_apps,
             spans,
             dev_ui_dir: config.dev_ui_dir.clone(),
@@ -118,8 +112,9 @@ impl ServerState {
     /// app is replaced), or a 404 that lists the apps.
     pub(crate) fn app(&self, name: &str) -> Result<Runner, ApiError> {
         check_name("app name", name)?;
-        self.apps.get(name).map(read_runner).ok_or_else(|| {
-            let names: Vec<&str> = self.apps.keys().map(String::as_str).collect();
+        let apps = self.apps.read().unwrap_or_else(PoisonError::into_inner);
+        apps.get(name).cloned().ok_or_else(|| {
+            let names: Vec<&str> = apps.keys().map(String::as_str).collect();
             ApiError::not_found(format!(
                 "no app named {name:?}; this server serves: {}",
                 names.join(", ")
@@ -127,19 +122,34 @@ impl ServerState {
         })
     }
 
-    /// The apps, by name.
-    pub(crate) fn apps(&self) -> impl Iterator<Item = Runner> + '_ {
-        self.apps.values().map(read_runner)
+    /// The apps, by name, as they are now.
+    pub(crate) fn apps(&self) -> impl Iterator<Item = Runner> {
+        let apps = self.apps.read().unwrap_or_else(PoisonError::into_inner);
+        apps.values().cloned().collect::<Vec<_>>().into_iter()
     }
 
     /// Serves `runner` for its app from the next request on; `false` when no app has its name.
     pub(crate) fn replace_app(&self, runner: Runner) -> bool {
-        match self.apps.get(runner.app_name()) {
+        let mut apps = self.apps.write().unwrap_or_else(PoisonError::into_inner);
+        match apps.get_mut(runner.app_name()) {
             Some(slot) => {
-                *slot.write().unwrap_or_else(PoisonError::into_inner) = runner;
+                *slot = runner;
                 true
             }
             None => false,
+        }
+    }
+
+    /// Serves `runner` as a new app from the next request on; `false` when an app already has its
+    /// name (and that app stays).
+    pub(crate) fn add_app(&self, runner: Runner) -> bool {
+        let mut apps = self.apps.write().unwrap_or_else(PoisonError::into_inner);
+        match apps.entry(runner.app_name().to_owned()) {
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(runner);
+                true
+            }
+            std::collections::btree_map::Entry::Occupied(_) => false,
         }
     }
 

@@ -1,14 +1,15 @@
 //! Metrics through the OpenTelemetry metrics API: agent-invocation, tool and model-call durations,
 //! token counts and model-call counts.
 //!
-//! Instruments come from the global meter provider at each recording, so they are no-ops until the
-//! user installs a meter provider (the `otel` feature's exporter does), and a provider installed
-//! late is used from then on. Names follow ADK Python and the GenAI semantic conventions.
+//! Instruments come from the global meter provider, so they are no-ops until the user installs a
+//! meter provider (the `otel` feature's exporter does), and a provider installed late is used from
+//! then on. Each instrument is made once per provider, when first needed.
+//! Names follow ADK Python and the GenAI semantic conventions.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
-use opentelemetry::metrics::Meter;
+use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider};
 use opentelemetry::{KeyValue, StringValue, Value};
 
 use crate::attributes::{
@@ -30,8 +31,51 @@ pub const CLIENT_TOKEN_USAGE: &str = "gen_ai.client.token.usage";
 /// Counter of model calls made, by agent and model.
 pub const MODEL_CALLS: &str = "adk.model.calls";
 
-fn meter() -> Meter {
-    opentelemetry::global::meter(METER_NAME)
+/// The global meter provider as `opentelemetry::global` hands it out.
+type Provider = dyn MeterProvider + Send + Sync;
+
+/// The instruments of one meter provider, each made the first time it records.
+struct Instruments {
+    /// The provider they come from, compared by address with the global one at each recording. A
+    /// weak reference keeps its address from being reused without keeping a replaced provider
+    /// alive.
+    provider: Weak<Provider>,
+    meter: Meter,
+    agent_duration: OnceLock<Histogram<f64>>,
+    tool_duration: OnceLock<Histogram<f64>>,
+    model_calls: OnceLock<Counter<u64>>,
+    operation_duration: OnceLock<Histogram<f64>>,
+    token_usage: OnceLock<Histogram<u64>>,
+}
+
+/// The instruments of the provider that recorded last.
+static INSTRUMENTS: RwLock<Option<Arc<Instruments>>> = RwLock::new(None);
+
+/// The instruments of the global meter provider. Asking the provider for a meter and its
+/// instruments at each recording cost several allocations and locks each time, even with no
+/// provider installed; they are made once per provider instead, and made anew when another
+/// provider is installed.
+fn instruments() -> Arc<Instruments> {
+    let provider = opentelemetry::global::meter_provider();
+    if let Some(cached) = INSTRUMENTS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        && std::ptr::addr_eq(cached.provider.as_ptr(), Arc::as_ptr(&provider))
+    {
+        return Arc::clone(cached);
+    }
+    let made = Arc::new(Instruments {
+        provider: Arc::downgrade(&provider),
+        meter: provider.meter(METER_NAME),
+        agent_duration: OnceLock::new(),
+        tool_duration: OnceLock::new(),
+        model_calls: OnceLock::new(),
+        operation_duration: OnceLock::new(),
+        token_usage: OnceLock::new(),
+    });
+    *INSTRUMENTS.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&made));
+    made
 }
 
 /// `attributes` as an instrument takes them: all of them when the last is `error.type` of a
@@ -66,11 +110,17 @@ pub(crate) fn record_agent_duration(
         KeyValue::new(GEN_AI_AGENT_NAME, agent.to_owned()),
         error_attribute(error_type),
     ];
-    meter()
-        .f64_histogram(INVOKE_AGENT_DURATION)
-        .with_unit("s")
-        .with_description("Duration of agent invocations.")
-        .build()
+    let instruments = instruments();
+    instruments
+        .agent_duration
+        .get_or_init(|| {
+            instruments
+                .meter
+                .f64_histogram(INVOKE_AGENT_DURATION)
+                .with_unit("s")
+                .with_description("Duration of agent invocations.")
+                .build()
+        })
         .record(elapsed.as_secs_f64(), with_error(&attributes, error_type));
 }
 
@@ -85,11 +135,17 @@ pub(crate) fn record_tool_duration(
         KeyValue::new(GEN_AI_TOOL_NAME, tool.to_owned()),
         error_attribute(error_type),
     ];
-    meter()
-        .f64_histogram(EXECUTE_TOOL_DURATION)
-        .with_unit("s")
-        .with_description("Duration of tool executions.")
-        .build()
+    let instruments = instruments();
+    instruments
+        .tool_duration
+        .get_or_init(|| {
+            instruments
+                .meter
+                .f64_histogram(EXECUTE_TOOL_DURATION)
+                .with_unit("s")
+                .with_description("Duration of tool executions.")
+                .build()
+        })
         .record(elapsed.as_secs_f64(), with_error(&attributes, error_type));
 }
 
@@ -104,7 +160,8 @@ pub(crate) struct ModelCallMeasure<'a> {
 }
 
 pub(crate) fn record_model_call(measure: &ModelCallMeasure<'_>) {
-    let meter = meter();
+    let instruments = instruments();
+    let meter = &instruments.meter;
     let agent = shared(GEN_AI_AGENT_NAME, measure.agent);
     let operation = KeyValue::new(GEN_AI_OPERATION_NAME, OPERATION_GENERATE_CONTENT);
     let model = shared(GEN_AI_REQUEST_MODEL, measure.model);
@@ -115,16 +172,24 @@ pub(crate) fn record_model_call(measure: &ModelCallMeasure<'_>) {
         error_attribute(measure.error_type),
     ];
     let with_error = with_error(&attributes, measure.error_type);
-    meter
-        .u64_counter(MODEL_CALLS)
-        .with_description("Model calls made.")
-        .build()
+    instruments
+        .model_calls
+        .get_or_init(|| {
+            meter
+                .u64_counter(MODEL_CALLS)
+                .with_description("Model calls made.")
+                .build()
+        })
         .add(1, with_error);
-    meter
-        .f64_histogram(CLIENT_OPERATION_DURATION)
-        .with_unit("s")
-        .with_description("GenAI operation duration.")
-        .build()
+    instruments
+        .operation_duration
+        .get_or_init(|| {
+            meter
+                .f64_histogram(CLIENT_OPERATION_DURATION)
+                .with_unit("s")
+                .with_description("GenAI operation duration.")
+                .build()
+        })
         .record(measure.elapsed.as_secs_f64(), with_error);
     let counts = [
         ("input", measure.input_tokens),
@@ -136,11 +201,13 @@ pub(crate) fn record_model_call(measure: &ModelCallMeasure<'_>) {
     {
         return;
     }
-    let tokens = meter
-        .u64_histogram(CLIENT_TOKEN_USAGE)
-        .with_unit("{token}")
-        .with_description("Number of input and output tokens used.")
-        .build();
+    let tokens = instruments.token_usage.get_or_init(|| {
+        meter
+            .u64_histogram(CLIENT_TOKEN_USAGE)
+            .with_unit("{token}")
+            .with_description("Number of input and output tokens used.")
+            .build()
+    });
     for (kind, count) in counts {
         if let Some(count) = count.filter(|count| *count > 0) {
             let attributes = [

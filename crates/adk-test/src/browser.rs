@@ -199,7 +199,8 @@ impl Browser {
             .await;
     }
 
-    /// Clicks the innermost element whose text is exactly `text`; panics when there is none.
+    /// Clicks the innermost element whose text is exactly `text`; panics when there is none, or
+    /// when the click opens a prompt (`alert`, `confirm`), naming the prompt's text.
     pub async fn click_text(&self, text: &str) {
         let clicked = self
             .execute(
@@ -211,6 +212,13 @@ impl Browser {
                 vec![json!(text)],
             )
             .await;
+        if clicked.is_null() {
+            // WebDriver answers a script with null when a prompt opens while it runs.
+            let prompt = self
+                .command(reqwest::Method::GET, "/alert/text", None)
+                .await;
+            panic!("clicking {text:?} opened a prompt: {prompt}");
+        }
         assert_eq!(clicked, json!(true), "nothing on the page reads {text:?}");
     }
 
@@ -230,26 +238,40 @@ impl Browser {
         self.type_text(&input, "\u{E007}").await;
     }
 
-    /// Types `text` into the input of the dialog adk-web has open, replacing what it proposed.
+    /// Writes `text` into the input of the dialog adk-web opened last, replacing what it proposed.
+    ///
+    /// It waits for the dialog to finish opening, then sets the value and sends the `input` event
+    /// Angular's forms listen to, rather than typing: Angular Material moves the focus into a
+    /// dialog only after its opening animation, and on a loaded machine that move could land in
+    /// the middle of typed keys and send the rest elsewhere.
     pub async fn fill_dialog_input(&self, text: &str, patience: Duration) {
+        const LAST_DIALOG: &str = "const dialogs = document.querySelectorAll(
+                 '.cdk-overlay-container .mat-mdc-dialog-container');
+             const dialog = dialogs[dialogs.length - 1];";
         self.wait_for(
-            "return document.querySelector('.cdk-overlay-container input');",
-            "the dialog's input",
+            &format!(
+                "{LAST_DIALOG}
+                 return dialog && dialog.querySelector('input')
+                     && dialog.classList.contains('mdc-dialog--open')
+                     && !dialog.classList.contains('mdc-dialog--opening');"
+            ),
+            "the dialog's input, with the dialog open",
             patience,
         )
         .await;
-        self.execute(
-            "const input = document.querySelector('.cdk-overlay-container input');
-             input.value = '';
-             input.dispatchEvent(new Event('input', {bubbles: true}));",
-            Vec::new(),
-        )
-        .await;
-        let input = self
-            .find(".cdk-overlay-container input")
-            .await
-            .expect("the dialog's input");
-        self.type_text(&input, text).await;
+        let written = self
+            .execute(
+                &format!(
+                    "{LAST_DIALOG}
+                     const input = dialog.querySelector('input');
+                     input.value = arguments[0];
+                     input.dispatchEvent(new Event('input', {{bubbles: true}}));
+                     return input.value;"
+                ),
+                vec![json!(text)],
+            )
+            .await;
+        assert_eq!(written, json!(text), "the dialog's input took the text");
     }
 
     /// In adk-web's Evals tab, creates eval set `set` and adds the conversation on screen to it as

@@ -176,11 +176,20 @@ pub(crate) async fn serve_stored(command: Command, patience: Duration) -> Served
 
 /// Starts `command` on `port` (0 for a free one), and waits up to `patience` for its banner.
 pub(crate) async fn serve_on(mut command: Command, port: u16, patience: Duration) -> Served {
+    // The machine's Gemini settings never reach a served test; the ones a test sets do.
+    let set_by_test: Vec<std::ffi::OsString> = command
+        .as_std()
+        .get_envs()
+        .filter(|(_, value)| value.is_some())
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    for variable in ["GOOGLE_API_KEY", "GEMINI_API_KEY", "ADK_PROVIDER"] {
+        if !set_by_test.iter().any(|name| name == variable) {
+            command.env_remove(variable);
+        }
+    }
     let mut child = command
         .args(["--port", &port.to_string()])
-        .env_remove("GOOGLE_API_KEY")
-        .env_remove("GEMINI_API_KEY")
-        .env_remove("ADK_PROVIDER")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

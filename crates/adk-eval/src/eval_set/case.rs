@@ -1,10 +1,13 @@
 //! [`EvalCase`]: one conversation to replay and what the agent should do in it, and the
 //! [`SessionInput`] it starts from.
 
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{ConversationScenario, Invocation, Rubric, is_zero};
+use crate::error::{EvalError, parse_json};
 
 /// One eval case: a conversation to replay and what the agent should do in it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -123,6 +126,41 @@ impl SessionInput {
     pub fn with_state(mut self, state: Map<String, Value>) -> Self {
         self.state = state;
         self
+    }
+
+    /// Reads a session input from JSON text, as ADK's `--session_input_file` holds it
+    /// (`{"app_name": ..., "user_id": ..., "state": {...}}`); `source` names the text in errors.
+    ///
+    /// ```
+    /// use adk_eval::SessionInput;
+    ///
+    /// let input = SessionInput::from_json(
+    ///     r#"{"app_name": "weather", "user_id": "eval_user", "state": {"units": "metric"}}"#,
+    ///     "session_input.json",
+    /// )
+    /// .unwrap();
+    /// assert_eq!(input.user_id, "eval_user");
+    /// assert_eq!(input.state["units"], "metric");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`EvalErrorKind::Malformed`](crate::EvalErrorKind::Malformed) naming `source` and the JSON
+    /// path of the first problem.
+    pub fn from_json(text: &str, source: &str) -> Result<Self, EvalError> {
+        parse_json(text, source)
+    }
+
+    /// Reads the session input file at `path`.
+    ///
+    /// # Errors
+    ///
+    /// [`EvalErrorKind::Io`](crate::EvalErrorKind::Io) when the file cannot be read, or
+    /// [`EvalErrorKind::Malformed`](crate::EvalErrorKind::Malformed) as
+    /// [`from_json`](Self::from_json).
+    pub async fn load(path: impl AsRef<Path>) -> Result<Self, EvalError> {
+        let (text, source) = crate::error::read_source(path.as_ref()).await?;
+        Self::from_json(&text, &source)
     }
 }
 

@@ -1,9 +1,13 @@
 //! [`ConversationScenario`]: what a simulated user wants from the agent, in ADK's format, and
-//! [`ConversationScenarios`], the file of scenarios ADK's `adk eval_set add_eval_case` reads.
+//! [`ConversationScenarios`], the file of scenarios ADK's `adk eval_set add_eval_case` reads, with
+//! the id ADK gives the eval case it makes of each.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
 
 use crate::error::{EvalError, parse_json};
 
@@ -22,6 +26,7 @@ use crate::error::{EvalError, parse_json};
 /// assert!(scenario.user_persona.is_none());
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ConversationScenario {
     /// The first user message, sent to the agent as it is.
@@ -53,6 +58,55 @@ impl ConversationScenario {
     pub fn with_persona(mut self, persona: UserPersona) -> Self {
         self.user_persona = Some(persona);
         self
+    }
+
+    /// The id of the eval case made of this scenario, as ADK's `adk eval_set add_eval_case`
+    /// names it: the first 8 hex digits of the SHA-256 of the scenario's every field (an absent
+    /// persona as `null`) in the JSON Python's `json.dumps(..., sort_keys=True)` writes. The same
+    /// scenario gets the same id from adk-rs and ADK Python, so adding a scenarios file twice,
+    /// with either, adds each case once.
+    ///
+    /// ```
+    /// use adk_eval::ConversationScenario;
+    ///
+    /// let scenario = ConversationScenario::new("Hi", "Say hello, then stop.");
+    /// let id = scenario.case_id();
+    /// assert_eq!(id.len(), 8);
+    /// assert_eq!(id, scenario.clone().case_id());
+    /// assert_ne!(id, ConversationScenario::new("Hi!", "Say hello, then stop.").case_id());
+    /// ```
+    pub fn case_id(&self) -> String {
+        let digest = Sha256::digest(crate::python_json::dumps_sorted(&self.dump()).as_bytes());
+        let mut id = String::with_capacity(8);
+        for byte in &digest[..4] {
+            let _ = write!(id, "{byte:02x}");
+        }
+        id
+    }
+
+    /// Every field of the scenario, as pydantic's `model_dump` gives it: snake_case keys, absent
+    /// values as `null`, each behaviour's lists even when empty.
+    fn dump(&self) -> Value {
+        let persona = self.user_persona.as_ref().map(|persona| {
+            let behaviors: Vec<Value> = persona
+                .behaviors
+                .iter()
+                .map(|behavior| {
+                    json!({
+                        "name": behavior.name,
+                        "description": behavior.description,
+                        "behavior_instructions": behavior.behavior_instructions,
+                        "violation_rubrics": behavior.violation_rubrics,
+                    })
+                })
+                .collect();
+            json!({"id": persona.id, "description": persona.description, "behaviors": behaviors})
+        });
+        json!({
+            "starting_prompt": self.starting_prompt,
+            "conversation_plan": self.conversation_plan,
+            "user_persona": persona,
+        })
     }
 }
 
@@ -136,6 +190,7 @@ impl UserBehavior {
 /// assert_eq!(file.scenarios.len(), 1);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ConversationScenarios {
     /// The scenarios, in order.
@@ -181,6 +236,48 @@ mod tests {
         .to_string();
         assert!(
             error.contains("s.json") && error.contains("scenarios[0].user_persona"),
+            "{error}"
+        );
+    }
+
+    /// The ids below are what Python's `hashlib.sha256(json.dumps(dump,
+    /// sort_keys=True).encode()).hexdigest()[:8]` gives for the scenarios' `model_dump`;
+    /// `crates/adk-cli/tests/eval.rs` checks the same against google-adk itself.
+    #[test]
+    fn case_ids_are_those_adk_python_gives() {
+        let plain = ConversationScenario::new(
+            "What is the weather in Paris?",
+            "Ask for Paris, then Tokyo, then stop.",
+        );
+        assert_eq!(plain.case_id(), "73ff7a9d");
+
+        let accented = ConversationScenario::new(
+            "Quel temps fait-il à Zürich ? ☀",
+            "Demande la météo à Zürich, puis à 東京, puis arrête. 🌧",
+        )
+        .with_persona(
+            UserPersona::new("terse", "Dit peu de mots.").with_behavior(UserBehavior {
+                violation_rubrics: vec!["Un message de plus de cinq mots.".to_owned()],
+                ..UserBehavior::new("short", "Réponses courtes.", ["Cinq mots au plus."])
+            }),
+        );
+        assert_eq!(
+            crate::python_json::dumps_sorted(&accented.dump()),
+            r#"{"conversation_plan": "Demande la m\u00e9t\u00e9o \u00e0 Z\u00fcrich, puis \u00e0 \u6771\u4eac, puis arr\u00eate. \ud83c\udf27", "starting_prompt": "Quel temps fait-il \u00e0 Z\u00fcrich ? \u2600", "user_persona": {"behaviors": [{"behavior_instructions": ["Cinq mots au plus."], "description": "R\u00e9ponses courtes.", "name": "short", "violation_rubrics": ["Un message de plus de cinq mots."]}], "description": "Dit peu de mots.", "id": "terse"}}"#
+        );
+        assert_eq!(accented.case_id(), "0402a4f0");
+    }
+
+    #[test]
+    fn an_unknown_field_of_a_scenario_is_refused_with_its_place() {
+        let error = ConversationScenarios::from_json(
+            r#"{"scenarios": [{"starting_prompt": "Hi", "conversation_plan": "p", "persona": {}}]}"#,
+            "s.json",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("s.json") && error.contains("unknown field `persona`"),
             "{error}"
         );
     }

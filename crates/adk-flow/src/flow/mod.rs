@@ -115,6 +115,14 @@ fn run_one_step(agent: Arc<LlmAgent>, ctx: InvocationContext) -> EventStream {
             // not carry its bytes while it waits on the model.
             let model_event = Box::new(finalize_model_response_event(&step, &callback_ctx, *response));
             adk_telemetry::record_event_id(&call_llm_span, &model_event.id);
+            // The step reads the event after yielding it only to check a final answer against
+            // the output schema or to run the calls it asks for; otherwise it goes without a copy.
+            let read_after = step.agent.output_validator.is_some()
+                || (!model_event.is_partial() && model_event.function_calls().next().is_some());
+            if !read_after {
+                yield *model_event;
+                continue;
+            }
             yield Event::clone(&model_event);
             // A statement of its own, so that what `?` holds is gone before the yield.
             let correction =

@@ -115,6 +115,11 @@ fn draft_dir(dir: &Path, app: &str) -> PathBuf {
     dir.join(DRAFT_FOLDER).join(app)
 }
 
+/// Whether app `app` in `dir` has a draft with its root agent file.
+pub(crate) fn has_draft_root(dir: &Path, app: &str) -> bool {
+    draft_dir(dir, app).join(ROOT_FILE).is_file()
+}
+
 /// The content of `relative` in the app's folder, or in its draft with `draft` (made from the
 /// app's files first when there is none); `None` when there is no such file.
 pub(crate) fn read(

@@ -1,21 +1,20 @@
-//! Evaluation in the server: the eval sets and results of every app in a folder ([`EvalStore`]),
-//! the metrics a run can score, and a run of an eval set through `adk-eval` on the app's agent.
-//! The routes that use them are in `routes/eval.rs`.
+//! Evaluation in the server: the eval sets and results of every app in a folder (adk-eval's
+//! [`EvalStore`], shared with the command line's `eval_set` commands), the metrics a run can
+//! score, and a run of an eval set through `adk-eval` on the app's agent. The routes that use
+//! them are in `routes/eval.rs`.
 
-mod store;
 pub(crate) mod wire;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use adk_core::Llm;
-use adk_eval::{EvalConfig, EvalSetResult, Evaluator, Judge, Metric, metrics};
+use adk_eval::{
+    EvalConfig, EvalSetResult, EvalStore, EvalStoreError, Evaluator, Judge, Metric, metrics,
+};
 use adk_runner::Runner;
 use futures::StreamExt as _;
 use serde_json::{Value, json};
-
-pub(crate) use store::EvalStore;
-pub(crate) use store::EvalStoreError;
 
 /// What the server evaluates with: where sets and results are kept, the custom metrics the
 /// program offers, and the judge of the judged metrics.

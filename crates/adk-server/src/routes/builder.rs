@@ -4,7 +4,10 @@
 //! from the next run on), and dropping the draft.
 //!
 //! Only apps described in YAML, and only on a server given [`YamlApps`](crate::builder::YamlApps)
-//! (`adk web`); without them the routes answer 404, as `adk api_server` does.
+//! (`adk web`); without them the routes answer 404, as `adk api_server` does. adk-web's "Create
+//! new agent" saves a draft for a name the server does not serve yet: given a folder for new apps
+//! (`YamlApps::new_apps_in`), the draft goes into `<folder>/<name>/tmp/<name>/`, and the first
+//! save checks it like any other, writes `<folder>/<name>/`, and serves the new app from then on.
 
 use std::path::{Path, PathBuf};
 
@@ -55,11 +58,24 @@ fn yaml_apps<'a>(state: &'a ServerState, uri: &str) -> ApiResult<&'a YamlApps> {
         .ok_or_else(|| ApiError::not_found(format!("{uri} is served by adk web only")))
 }
 
-/// The folder of YAML app `app`, checking the app exists; `None` for an app not described in
-/// YAML.
-fn app_dir(state: &ServerState, yaml: &YamlApps, app: &str) -> ApiResult<Option<PathBuf>> {
-    state.app(app)?;
-    Ok(yaml.dir(app).map(Path::to_path_buf))
+/// The app a Builder request is about: its folder, and whether the server serves it yet.
+struct Target {
+    dir: PathBuf,
+    /// Not served yet: adk-web's "Create new agent" drafts it, and its first save creates it.
+    new: bool,
+}
+
+/// The folder of YAML app `app` (`None` for a served app not described in YAML), or, for a name
+/// the server does not serve, the folder the Builder tab may create it in; else the 404 of a
+/// missing app.
+fn target(state: &ServerState, yaml: &YamlApps, app: &str) -> ApiResult<Option<Target>> {
+    match state.app(app) {
+        Ok(_) => Ok(yaml.dir(app).map(|dir| Target { dir, new: false })),
+        Err(missing) => yaml
+            .new_app_dir(app)
+            .map(|dir| Some(Target { dir, new: true }))
+            .ok_or(missing),
+    }
 }
 
 /// Runs file work on tokio's blocking threads.
@@ -86,9 +102,13 @@ pub(super) async fn read(
     Query(query): Query<BuilderQuery>,
 ) -> ApiResult<Response> {
     let yaml = yaml_apps(&state, "/dev/apps/{app}/builder")?;
-    let Some(dir) = app_dir(&state, yaml, &app)? else {
+    let Some(Target { dir, new }) = target(&state, yaml, &app)? else {
         return Ok(yaml_text(Vec::new()));
     };
+    // A new app has files once its first draft was saved; reading makes no folder before that.
+    if new && !dir.is_dir() {
+        return Ok(yaml_text(Vec::new()));
+    }
     let relative = files::relative_path(query.file_path.as_deref().unwrap_or(ROOT_FILE))?;
     let text = if query.tmp {
         // Making the draft writes files; one writer at a time.
@@ -124,9 +144,10 @@ pub(super) async fn save(
     request: Request,
 ) -> ApiResult<Json<bool>> {
     let yaml = yaml_apps(&state, "/dev/apps/{app}/builder/save")?;
-    let dir = app_dir(&state, yaml, &app)?.ok_or_else(|| not_yaml(&app))?;
     let uploads = uploads(&state, &app, request).await?;
     let _writing = yaml.lock().await;
+    // Looked up under the lock, so that two tabs creating one app cannot both create it.
+    let Target { dir, new } = target(&state, yaml, &app)?.ok_or_else(|| not_yaml(&app))?;
     if query.tmp {
         blocking(move || files::write_draft(&dir, &app, &uploads)).await?;
         return Ok(Json(true));
@@ -142,7 +163,12 @@ pub(super) async fn save(
     };
     match yaml.files().reload(&app, &dir).await {
         Ok(runner) => {
-            state.replace_app(runner);
+            if new {
+                state.add_app(runner);
+                yaml.add(app.clone(), dir.clone());
+            } else {
+                state.replace_app(runner);
+            }
             blocking(move || files::remove_draft(&dir, &app)).await?;
             Ok(Json(true))
         }
@@ -187,9 +213,18 @@ pub(super) async fn cancel(
     UrlPath(app): UrlPath<String>,
 ) -> ApiResult<Json<bool>> {
     let yaml = yaml_apps(&state, "/dev/apps/{app}/builder/cancel")?;
-    let dir = app_dir(&state, yaml, &app)?.ok_or_else(|| not_yaml(&app))?;
     let _writing = yaml.lock().await;
-    blocking(move || files::remove_draft(&dir, &app)).await?;
+    let Target { dir, new } = target(&state, yaml, &app)?.ok_or_else(|| not_yaml(&app))?;
+    blocking(move || {
+        files::remove_draft(&dir, &app)?;
+        if new {
+            // A new app that was never saved leaves no folder behind; one that holds anything
+            // else stays.
+            let _ = std::fs::remove_dir(&dir);
+        }
+        Ok(())
+    })
+    .await?;
     Ok(Json(true))
 }
 

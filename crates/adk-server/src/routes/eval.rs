@@ -6,7 +6,7 @@
 //! status codes.
 
 use adk_core::{GetSessionRequest, SessionKey};
-use adk_eval::{Criterion, EvalCase, EvalConfig, EvalSetResult, SessionInput};
+use adk_eval::{Criterion, EvalCase, EvalConfig, EvalSetResult, EvalStoreError, SessionInput};
 use adk_gate::Caller;
 use axum::Json;
 use axum::extract::Path;
@@ -16,8 +16,8 @@ use serde_json::{Map, Value, json};
 
 use super::AppState;
 use crate::error::{ApiError, ApiResult};
+use crate::eval::RunEvalError;
 use crate::eval::wire::to_api;
-use crate::eval::{EvalStoreError, RunEvalError};
 use crate::extract::JsonBody;
 use crate::names::check_name;
 use crate::state::ServerState;

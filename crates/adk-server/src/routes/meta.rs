@@ -36,7 +36,8 @@ pub(super) struct ListAppsQuery {
     detailed: bool,
 }
 
-/// `GET /list-apps`: the app names, or with `?detailed=true` each app's info.
+/// `GET /list-apps`: the app names (with the Builder tab's new apps not saved yet), or with
+/// `?detailed=true` each app's info.
 pub(super) async fn list_apps(
     axum::extract::State(state): AppState,
     Query(query): Query<ListAppsQuery>,
@@ -45,7 +46,14 @@ pub(super) async fn list_apps(
         let apps: Vec<Value> = state.apps().map(|app| describe_app(&app)).collect();
         Json(json!({ "apps": apps }))
     } else {
-        let names: Vec<String> = state.apps().map(|app| app.app_name().to_owned()).collect();
+        let mut names: Vec<String> = state.apps().map(|app| app.app_name().to_owned()).collect();
+        if let Some(yaml) = state.yaml_apps.clone() {
+            let drafted = tokio::task::spawn_blocking(move || yaml.drafted_new_apps())
+                .await
+                .unwrap_or_default();
+            names.extend(drafted);
+            names.sort_unstable();
+        }
         Json(json!(names))
     }
 }

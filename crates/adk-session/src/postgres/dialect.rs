@@ -30,6 +30,28 @@ const ADK_RS_V2: &str = include_str!("../../schema/postgres/adk_rs_v2.sql");
 /// Version 3 of adk-rs's additions: the effect journal.
 const ADK_RS_JOURNAL: &str = include_str!("../../schema/postgres/adk_rs_journal.sql");
 
+/// A session's load (see `Statements::load_all`) in one statement, which reads one snapshot: the
+/// session's row with its shared states (at position -1), then one row for each event `$events`
+/// selects (a query of the same seven columns, the first the event's position, ordered by it).
+/// Every column of both halves has the same type, so the halves are one `Append` read in turn;
+/// an `ORDER BY` over both would sort every event again (on PostgreSQL 15, to disk from a few
+/// thousand), where each half's own order costs nothing more than before. The store checks the
+/// order as the rows come (see `RowParser`).
+macro_rules! load {
+    ($events:literal) => {
+        concat!(
+            "SELECT -1::bigint, state::text, revision, \
+            extract(epoch FROM update_time)::float8, \
+            (SELECT state::text FROM app_states WHERE app_name = $1), \
+            (SELECT state::text FROM user_states WHERE app_name = $1 AND user_id = $2), \
+            NULL::text FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3 \
+            UNION ALL (",
+            $events,
+            ")"
+        )
+    };
+}
+
 impl Dialect for Postgres {
     const SQL: Statements = Statements {
         begin_read: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
@@ -51,9 +73,6 @@ impl Dialect for Postgres {
             WHERE app_name = $1 AND user_id = $2 AND id = $3), 0), \
             to_timestamp($5) AT TIME ZONE 'UTC', to_timestamp($5) AT TIME ZONE 'UTC') \
             RETURNING revision",
-        select_session: "SELECT state::text, revision, \
-            extract(epoch FROM update_time)::float8 FROM sessions \
-            WHERE app_name = $1 AND user_id = $2 AND id = $3",
         select_sessions: "SELECT id, state::text, revision, \
             extract(epoch FROM update_time)::float8 FROM sessions \
             WHERE app_name = $1 AND user_id = $2 ORDER BY id",
@@ -65,6 +84,14 @@ impl Dialect for Postgres {
             timestamp, event_data, exact_event_data) \
             VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7) AT TIME ZONE 'UTC', \
             adk_jsonb_text($8)::jsonb, adk_exact_json($8))",
+        // The session's row is locked as it is checked: a concurrent writer of the session
+        // waits for the commit, then finds the revision changed (the condition is checked again
+        // on the row as committed) and inserts nothing.
+        insert_event_at: "INSERT INTO events (app_name, user_id, session_id, seq, id, \
+            invocation_id, timestamp, event_data, exact_event_data) \
+            SELECT $1, $2, $3, $4, $5, $6, to_timestamp($7) AT TIME ZONE 'UTC', \
+            adk_jsonb_text($8)::jsonb, adk_exact_json($8) FROM sessions \
+            WHERE app_name = $1 AND user_id = $2 AND id = $3 AND revision = $9 FOR UPDATE",
         update_session: "UPDATE sessions SET revision = $4, \
             update_time = GREATEST(update_time, to_timestamp($5) AT TIME ZONE 'UTC'), \
             state = coalesce(state || adk_jsonb_text($6)::jsonb, state) \
@@ -93,6 +120,8 @@ impl Dialect for Postgres {
             app: "SELECT state::text FROM app_states WHERE app_name = $1",
             user: "SELECT state::text FROM user_states WHERE app_name = $1 AND user_id = $2",
         },
+        select_shared: "SELECT (SELECT state::text FROM app_states WHERE app_name = $1), \
+            (SELECT state::text FROM user_states WHERE app_name = $1 AND user_id = $2)",
         ensure_state: ByScope {
             app: "INSERT INTO app_states (app_name, state, update_time) \
                 VALUES ($1, $2::jsonb, to_timestamp($3) AT TIME ZONE 'UTC') \
@@ -113,16 +142,24 @@ impl Dialect for Postgres {
                 ON CONFLICT (app_name, user_id) DO UPDATE SET \
                 state = user_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time",
         },
-        events_all: "SELECT coalesce(exact_event_data, event_data::text) FROM events \
-            WHERE app_name = $1 AND user_id = $2 AND session_id = $3 ORDER BY seq",
-        events_after: "SELECT coalesce(exact_event_data, event_data::text) FROM events \
+        load_all: load!(
+            "SELECT seq, NULL::text, NULL::bigint, NULL::float8, NULL::text, NULL::text, \
+            coalesce(exact_event_data, event_data::text) FROM events \
+            WHERE app_name = $1 AND user_id = $2 AND session_id = $3 ORDER BY seq"
+        ),
+        load_after: load!(
+            "SELECT seq, NULL::text, NULL::bigint, NULL::float8, NULL::text, NULL::text, \
+            coalesce(exact_event_data, event_data::text) FROM events \
             WHERE app_name = $1 AND user_id = $2 AND session_id = $3 \
-            AND timestamp >= to_timestamp($4) AT TIME ZONE 'UTC' ORDER BY seq",
-        events_recent: "SELECT data FROM ( \
-            SELECT seq, coalesce(exact_event_data, event_data::text) AS data FROM events \
+            AND timestamp >= to_timestamp($4) AT TIME ZONE 'UTC' ORDER BY seq"
+        ),
+        load_recent: load!(
+            "SELECT seq, NULL::text, NULL::bigint, NULL::float8, NULL::text, NULL::text, data \
+            FROM (SELECT seq, coalesce(exact_event_data, event_data::text) AS data FROM events \
             WHERE app_name = $1 AND user_id = $2 AND session_id = $3 \
             AND timestamp >= to_timestamp($4) AT TIME ZONE 'UTC' \
-            ORDER BY seq DESC LIMIT $5) AS recent ORDER BY seq",
+            ORDER BY seq DESC LIMIT $5) AS recent ORDER BY seq"
+        ),
     };
     const LAYOUT_VERSION: u32 = 3;
     const MERGES_STATE: bool = true;
@@ -143,6 +180,10 @@ impl Dialect for Postgres {
 
     fn seconds(time: f64) -> Result<f64> {
         Ok(time)
+    }
+
+    fn rows_affected(done: &sqlx::postgres::PgQueryResult) -> u64 {
+        done.rows_affected()
     }
 
     async fn writer<'a>(

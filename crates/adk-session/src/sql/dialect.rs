@@ -55,6 +55,9 @@ pub(crate) trait Dialect: Database {
     /// A stored time as seconds since the Unix epoch.
     fn seconds(time: Self::Time) -> Result<f64>;
 
+    /// How many rows a write statement changed.
+    fn rows_affected(done: &Self::QueryResult) -> u64;
+
     /// Waits for a connection to write with.
     fn writer<'a>(
         writer: &'a Self::Writer,
@@ -94,7 +97,8 @@ pub(crate) trait Dialect: Database {
 /// The statements of the session store. Each says what it binds, in order; the two databases
 /// differ in placeholders, types and locking, never in what is bound.
 pub(crate) struct Statements {
-    /// Starts a read transaction: every read of a load sees one snapshot.
+    /// Starts a read transaction: every read of a listing sees one snapshot. (A load is one
+    /// statement, which reads one snapshot on its own.)
     pub(crate) begin_read: &'static str,
     /// Starts a write transaction.
     pub(crate) begin_write: &'static str,
@@ -108,8 +112,6 @@ pub(crate) struct Statements {
     /// Binds app, user, session id, state and time; returns the new session's revision, one past
     /// a deleted session's of the same id.
     pub(crate) insert_session: &'static str,
-    /// Binds app, user and session id; returns state, revision and update time.
-    pub(crate) select_session: &'static str,
     /// Binds app and user; returns id, state, revision and update time of each session, by id.
     pub(crate) select_sessions: &'static str,
     /// Binds app, user and session id; returns the revision and, unless the database merges
@@ -117,6 +119,12 @@ pub(crate) struct Statements {
     pub(crate) lock_session: &'static str,
     /// Binds app, user, session id, position, event id, invocation id, time and the event's JSON.
     pub(crate) insert_event: &'static str,
+    /// Binds as `insert_event`, then the revision the session must be at: inserts the event only
+    /// if the session is at it (no row when it is missing or at another revision), keeping other
+    /// writers of the session out until the commit as `lock_session` does. It checks and writes
+    /// in one statement, for an append that reads no state to merge first (all of them where
+    /// the database merges state).
+    pub(crate) insert_event_at: &'static str,
     /// Binds app, user, session id, revision, time and the session's new state (its delta where
     /// the database merges state; null when unchanged).
     pub(crate) update_session: &'static str,
@@ -134,16 +142,23 @@ pub(crate) struct Statements {
     pub(crate) select_journal: &'static str,
     /// Bind app (and user); return the scope's state.
     pub(crate) select_state: ByScope,
+    /// Binds app and user; returns the app's state and the user's (null where never set).
+    pub(crate) select_shared: &'static str,
     /// Bind app (and user), state and time: the scope's row is created if missing.
     pub(crate) ensure_state: ByScope,
     /// Bind app (and user), state (the delta where the database merges state) and time.
     pub(crate) upsert_state: ByScope,
-    /// The events of a load, oldest first, joined or one per row (see
-    /// [`Dialect::JOINS_EVENTS`]). Each binds app, user and session id; `events_after` then the
-    /// earliest time; `events_recent` the earliest time and how many.
-    pub(crate) events_all: &'static str,
-    pub(crate) events_after: &'static str,
-    pub(crate) events_recent: &'static str,
+    /// A session's load in one statement, which reads one snapshot without a transaction of
+    /// ours. Each returns no row when the session is missing; otherwise rows of seven columns:
+    /// position, state, revision, update time, app state, user state, event. The session's row
+    /// has the state, revision, update time and shared states set; where the database joins a
+    /// load's events (see [`Dialect::JOINS_EVENTS`]) it is the only row and its last column holds
+    /// them all, oldest first; otherwise each event comes in a row of its own with its position,
+    /// oldest first, after the session's. Each binds app, user and session id; `load_after` then
+    /// the earliest time; `load_recent` the earliest time and how many.
+    pub(crate) load_all: &'static str,
+    pub(crate) load_after: &'static str,
+    pub(crate) load_recent: &'static str,
 }
 
 /// One statement for each scope shared between sessions.

@@ -103,19 +103,29 @@ fn parser_failed(join: tokio::task::JoinError) -> Error {
 /// Parses events that come one per row while the rows are still coming: every
 /// [`ROW_BATCH`] rows go to the blocking pool as one batch, so parsing overlaps the database
 /// producing and sending the rest, and no row is copied into a joined string. A load of no more
-/// than [`PARSE_INLINE_MAX`] rows is parsed where it is read.
+/// than [`PARSE_INLINE_MAX`] rows is parsed where it is read. The rows should come in the order
+/// of their positions; should a database send them otherwise, the events are put in that order
+/// once parsed.
 #[derive(Default)]
 pub(crate) struct RowParser {
     batch: Vec<String>,
     parsing: Vec<tokio::task::JoinHandle<Result<Vec<Event>>>>,
+    /// Each row's position, in the order the rows came.
+    positions: Vec<i64>,
+    /// Whether a row came before one of a lower position.
+    unordered: bool,
 }
 
 /// How many rows a [`RowParser`] hands to the blocking pool at once.
 const ROW_BATCH: usize = 1_024;
 
 impl RowParser {
-    /// Takes one event's stored JSON.
-    pub(crate) fn push(&mut self, row: String) {
+    /// Takes the stored JSON of the event at `position`.
+    pub(crate) fn push(&mut self, position: i64, row: String) {
+        if self.positions.last().is_some_and(|&last| last > position) {
+            self.unordered = true;
+        }
+        self.positions.push(position);
         self.batch.push(row);
         if self.batch.len() == ROW_BATCH {
             let batch = std::mem::take(&mut self.batch);
@@ -124,23 +134,30 @@ impl RowParser {
         }
     }
 
-    /// The events of every row taken, in order.
+    /// The events of every row taken, in the order of their positions.
     pub(crate) async fn finish(self) -> Result<Vec<Event>> {
-        if self.parsing.is_empty() && self.batch.len() <= PARSE_INLINE_MAX {
-            return parse_rows(&self.batch);
-        }
-        let mut events = Vec::new();
-        for parser in self.parsing {
-            let mut parsed = parser.await.map_err(parser_failed)??;
-            // The first batch's vector becomes the result rather than being copied into it.
-            if events.is_empty() {
-                events = parsed;
-            } else {
-                events.append(&mut parsed);
+        let events = if self.parsing.is_empty() && self.batch.len() <= PARSE_INLINE_MAX {
+            parse_rows(&self.batch)?
+        } else {
+            let mut events = Vec::new();
+            for parser in self.parsing {
+                let mut parsed = parser.await.map_err(parser_failed)??;
+                // The first batch's vector becomes the result rather than being copied into it.
+                if events.is_empty() {
+                    events = parsed;
+                } else {
+                    events.append(&mut parsed);
+                }
             }
+            events.append(&mut parse_rows(&self.batch)?);
+            events
+        };
+        if !self.unordered {
+            return Ok(events);
         }
-        events.append(&mut parse_rows(&self.batch)?);
-        Ok(events)
+        let mut positioned: Vec<(i64, Event)> = self.positions.into_iter().zip(events).collect();
+        positioned.sort_by_key(|(position, _)| *position);
+        Ok(positioned.into_iter().map(|(_, event)| event).collect())
     }
 }
 
@@ -209,6 +226,28 @@ mod tests {
                 .flat_map(|range| joined[range.clone()].split(EVENT_SEPARATOR))
                 .collect();
             assert_eq!(lines, ["aa", "bbb", "c", "dddd", "e"], "{chunks} chunks");
+        }
+    }
+
+    /// Rows a database sent out of their positions' order come back in it, whether parsed
+    /// where they were read or in batches on the blocking pool.
+    #[tokio::test]
+    async fn rows_come_back_in_the_order_of_their_positions() {
+        for count in [5_i64, 2_500] {
+            let mut parser = RowParser::default();
+            // Positions count down, so every row comes before one of a lower position.
+            for position in (1..=count).rev() {
+                let event = Event::new(adk_core::InvocationId::from("e-1"), position.to_string());
+                parser.push(position, event_json(&event).unwrap());
+            }
+            let authors: Vec<i64> = parser
+                .finish()
+                .await
+                .unwrap()
+                .iter()
+                .map(|event| event.author.parse().unwrap())
+                .collect();
+            assert_eq!(authors, (1..=count).collect::<Vec<_>>(), "{count} rows");
         }
     }
 }

@@ -9,10 +9,9 @@ use adk_core::{
 use futures::TryStreamExt as _;
 use serde_json::{Map, Value};
 use sqlx::pool::PoolConnection;
-use sqlx::query::QueryScalar;
+use sqlx::query::QueryAs;
 use sqlx::{
-    Arguments, ColumnIndex, Connection, Decode, Encode, Executor, FromRow, IntoArguments, Pool,
-    Type,
+    Arguments, ColumnIndex, Connection, Decode, Encode, Executor, IntoArguments, Pool, Type,
 };
 use sqlx::{SqlSafeStr, SqlStr};
 use tokio::sync::oneshot;
@@ -250,36 +249,57 @@ where
         Ok(session)
     }
 
-    /// Loads a session with the events `request` selects, from one snapshot.
+    /// Loads a session with the events `request` selects, from one snapshot: one statement on
+    /// a pooled connection, outside any transaction of ours (one round trip instead of six).
     pub(crate) async fn get(&self, request: GetSessionRequest) -> Result<Option<Session>> {
         let key = &request.key;
         let what = format!("loading session {}", key.session_id);
         let storage = |error| Error::storage(&what, error);
         check_key::<D>(key, &what)?;
-        let found = self
-            .read(&what, async |conn| {
-                let row: Option<(String, i64, D::Time)> =
-                    sqlx::query_as_with(sql(D::SQL.select_session), key_args::<D>(key)?)
-                        .fetch_optional(&mut *conn)
-                        .await
-                        .map_err(storage)?;
-                let Some(row) = row else {
-                    return Ok(None);
-                };
-                let shared = Self::load_shared(conn, key, &what).await?;
-                let loaded = Self::load_events(conn, key, EventFilter::of(&request), &what).await?;
-                Ok(Some((row, shared, loaded)))
-            })
-            .await?;
-        let Some(((state, revision, update_time), (app, user), loaded)) = found else {
+        let mut conn = self.pool.acquire().await.map_err(storage)?;
+        let mut rows = Self::load_query(key, EventFilter::of(&request))?.fetch(&mut *conn);
+        let mut session_row = None;
+        let mut parser = RowParser::default();
+        // Read to the end, which also lets the statement (and with it its snapshot) finish.
+        while let Some((position, state, revision, update_time, app, user, event)) =
+            rows.try_next().await.map_err(storage)?
+        {
+            match (revision, event) {
+                (Some(revision), events) if session_row.is_none() => {
+                    session_row = Some((state, revision, update_time, app, user, events));
+                }
+                (None, Some(event)) => parser.push(position.unwrap_or_default(), event),
+                _ => {
+                    return Err(Error::corrupt(
+                        &what,
+                        "a row of the load is neither the session's nor an event's",
+                    ));
+                }
+            }
+        }
+        drop(rows);
+        drop(conn);
+        let Some((state, revision, update_time, app, user, events)) = session_row else {
+            // The events of a session go with it: no session row, no rows at all.
             return Ok(None);
+        };
+        let (Some(state), Some(update_time)) = (state, update_time) else {
+            return Err(Error::corrupt(
+                &what,
+                "the session's row has no state or update time",
+            ));
         };
 
         let mut session = Session::new(key.clone());
-        session.state = merged_state(app, user, parse_state(&state)?);
-        session.events = match loaded {
-            LoadedEvents::Joined(joined) => parse_events(joined).await?,
-            LoadedEvents::Parsed(events) => events,
+        session.state = merged_state(
+            parse_shared(app)?,
+            parse_shared(user)?,
+            parse_state(&state)?,
+        );
+        session.events = if D::JOINS_EVENTS {
+            parse_events(events).await?
+        } else {
+            parser.finish().await?
         };
         session.last_update_time = D::seconds(update_time)?;
         session.revision = stored_revision(revision);
@@ -467,40 +487,49 @@ where
         } = append;
         let storage = |error| Error::storage(&what, error);
         let next = revision + 1;
-        // Nobody else can write this session until the commit: check, then write.
-        let row: Option<(i64, Option<String>)> =
-            sqlx::query_as_with(sql(D::SQL.lock_session), key_args::<D>(&key)?)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(storage)?;
-        let Some((stored, state)) = row else {
-            return Err(Error::not_found(&key));
-        };
-        let stored = stored_revision(stored);
-        if stored != revision {
-            return Err(Error::stale(&key, revision, stored));
-        }
-        // Merged before the first write, so that every failure but the database's own comes
-        // before anything is written (a grouped append relies on it, see `commit_group`).
-        let new_state = if scoped.session.is_empty() {
+        // Nobody else can write this session until the commit: check, then write. Unless a
+        // state must be read to merge the event's delta into, the event's insert checks the
+        // revision itself: one statement fewer.
+        let checked = D::MERGES_STATE || scoped.session.is_empty();
+        let stored_state = if checked {
             None
         } else {
-            Some(Self::merged_json(state.as_deref(), scoped.session, &what)?)
+            Self::check_revision(conn, &key, revision, &what).await?
         };
-        let inserted = sqlx::query_with(sql(D::SQL.insert_event), key_args::<D>(&key)?)
+        // Merged before the first write, so that every failure but the database's own comes
+        // before anything is written (a grouped append relies on it, see `commit_group`).
+        let new_state = (!scoped.session.is_empty())
+            .then(|| Self::merged_json(stored_state.as_deref(), scoped.session, &what))
+            .transpose()?;
+        let statement = if checked {
+            D::SQL.insert_event_at
+        } else {
+            D::SQL.insert_event
+        };
+        let mut insert = sqlx::query_with(sql(statement), key_args::<D>(&key)?)
             .bind(sql_revision(next))
             .bind(event_id.as_str())
             .bind(invocation_id.as_str())
             .bind(time.clone())
-            .bind(data)
-            .execute(&mut *conn)
-            .await;
-        match inserted {
+            .bind(data);
+        if checked {
+            insert = insert.bind(sql_revision(revision));
+        }
+        match insert.execute(&mut *conn).await {
             Err(error) if is_unique_violation(&error) => {
                 return Err(Error::duplicate_event(&key, &event_id));
             }
-            other => other.map_err(storage)?,
-        };
+            Err(error) => return Err(storage(error)),
+            Ok(done) if checked && D::rows_affected(&done) == 0 => {
+                // Nothing was written: the session is missing or at another revision.
+                Self::check_revision(conn, &key, revision, &what).await?;
+                return Err(Error::storage(
+                    &what,
+                    "the event was not stored, yet the session is at its revision",
+                ));
+            }
+            Ok(_) => {}
+        }
         // The update time moves to the event's, as in memory; ADK Python's writers compare it to
         // tell whether their copy of the session is stale.
         sqlx::query_with(sql(D::SQL.update_session), key_args::<D>(&key)?)
@@ -600,16 +629,17 @@ where
     ) -> Result<Vec<JournalEntry>> {
         let what = format!("reading the effect journal of session {}", key.session_id);
         check_key::<D>(key, &what)?;
-        let rows: Vec<(String, String, String, i64, Option<String>)> = self
-            .read(&what, async |conn| {
-                let mut args = key_args::<D>(key)?;
-                add(&mut args, invocation_id.as_str())?;
-                sqlx::query_as_with(sql(D::SQL.select_journal), args)
-                    .fetch_all(&mut *conn)
-                    .await
-                    .map_err(|error| Error::storage(&what, error))
-            })
-            .await?;
+        let storage = |error| Error::storage(&what, error);
+        let mut args = key_args::<D>(key)?;
+        add(&mut args, invocation_id.as_str())?;
+        // One statement reads one snapshot: no transaction of ours is needed around it.
+        let mut conn = self.pool.acquire().await.map_err(storage)?;
+        let rows: Vec<(String, String, String, i64, Option<String>)> =
+            sqlx::query_as_with(sql(D::SQL.select_journal), args)
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(storage)?;
+        drop(conn);
         Ok(rows
             .into_iter()
             .map(|(call_id, tool_name, args_hash, attempts, result)| {
@@ -619,6 +649,29 @@ where
                 JournalEntry::new(intent, attempts, result.map(Into::into))
             })
             .collect())
+    }
+
+    /// Checks that session `key` exists at `revision` (under the write transaction of `conn`);
+    /// returns its state where the database does not merge state itself.
+    async fn check_revision(
+        conn: &mut D::Connection,
+        key: &SessionKey,
+        revision: u64,
+        what: &str,
+    ) -> Result<Option<String>> {
+        let row: Option<(i64, Option<String>)> =
+            sqlx::query_as_with(sql(D::SQL.lock_session), key_args::<D>(key)?)
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(|error| Error::storage(what, error))?;
+        let Some((stored, state)) = row else {
+            return Err(Error::not_found(key));
+        };
+        let stored = stored_revision(stored);
+        if stored != revision {
+            return Err(Error::stale(key, revision, stored));
+        }
+        Ok(state)
     }
 
     /// What to write to set `delta`'s keys in a state stored as `stored`: the delta itself where
@@ -686,62 +739,53 @@ where
         key: &SessionKey,
         what: &str,
     ) -> Result<SharedStates> {
-        let app = Self::load_scope(conn, Shared::App, key, what).await?;
-        let user = Self::load_scope(conn, Shared::User, key, what).await?;
-        let parse =
-            |text: Option<String>| text.map_or_else(|| Ok(Map::new()), |text| parse_state(&text));
-        Ok((parse(app)?, parse(user)?))
-    }
-
-    /// The events `filter` selects, oldest first: their stored JSON joined by
-    /// [`EVENT_SEPARATOR`](super::EVENT_SEPARATOR) where the database joins them, to be parsed
-    /// once the snapshot is let go; otherwise parsed while their rows come in.
-    async fn load_events(
-        conn: &mut D::Connection,
-        key: &SessionKey,
-        filter: EventFilter,
-        what: &str,
-    ) -> Result<LoadedEvents> {
-        let storage = |error| Error::storage(what, error);
-        if D::JOINS_EVENTS {
-            return Self::events_query(key, filter)?
+        let (app, user): (Option<String>, Option<String>) =
+            sqlx::query_as(sql(D::SQL.select_shared))
+                .bind(key.app_name.as_str())
+                .bind(key.user_id.as_str())
                 .fetch_one(&mut *conn)
                 .await
-                .map(LoadedEvents::Joined)
-                .map_err(storage);
-        }
-        let mut rows = Self::events_query::<String>(key, filter)?.fetch(&mut *conn);
-        let mut parser = RowParser::default();
-        while let Some(row) = rows.try_next().await.map_err(storage)? {
-            parser.push(row);
-        }
-        drop(rows);
-        parser.finish().await.map(LoadedEvents::Parsed)
+                .map_err(|error| Error::storage(what, error))?;
+        Ok((parse_shared(app)?, parse_shared(user)?))
     }
 
-    /// The query of the events `filter` selects, each row an `O`.
-    fn events_query<'q, O>(
+    /// The load of `key` with the events `filter` selects (see `Statements::load_all`).
+    fn load_query<'q>(
         key: &SessionKey,
         filter: EventFilter,
-    ) -> Result<QueryScalar<'q, D, O, D::Arguments>>
-    where
-        (O,): for<'r> FromRow<'r, D::Row>,
-    {
+    ) -> Result<QueryAs<'q, D, LoadRow<D>, D::Arguments>> {
         let mut args = key_args::<D>(key)?;
         let statement = match filter {
-            EventFilter::All => D::SQL.events_all,
+            EventFilter::All => D::SQL.load_all,
             EventFilter::After(after) => {
                 add(&mut args, D::time(after))?;
-                D::SQL.events_after
+                D::SQL.load_after
             }
             EventFilter::Recent { count, after } => {
                 add(&mut args, D::time(after.unwrap_or(f64::NEG_INFINITY)))?;
                 add(&mut args, count)?;
-                D::SQL.events_recent
+                D::SQL.load_recent
             }
         };
-        Ok(sqlx::query_scalar_with(sql(statement), args))
+        Ok(sqlx::query_as_with(sql(statement), args))
     }
+}
+
+/// A row of a session's load (see `Statements::load_all`): position, state, revision, update
+/// time, app state, user state, and the events joined or one event.
+type LoadRow<D> = (
+    Option<i64>,
+    Option<String>,
+    Option<i64>,
+    Option<<D as Dialect>::Time>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// A shared scope's state as stored (empty when never set).
+fn parse_shared(text: Option<String>) -> Result<Map<String, Value>> {
+    text.map_or_else(|| Ok(Map::new()), |text| parse_state(&text))
 }
 
 /// What a caller of a grouped append hears: its channel, what the append was (for errors), and
@@ -809,14 +853,6 @@ impl<D: Dialect> Append<D> {
             what,
         })
     }
-}
-
-/// A load's events as the database gave them.
-enum LoadedEvents {
-    /// Their JSON joined into one string (`None` when there are none), not parsed yet.
-    Joined(Option<String>),
-    /// Parsed from one row each.
-    Parsed(Vec<Event>),
 }
 
 /// A statement of the dialect as sqlx takes it. (Converted outside the async code that runs it:

@@ -26,6 +26,23 @@ const LEGACY_COPY: &str = include_str!("../../schema/sqlite/legacy_copy.sql");
 /// Version 2 of adk-rs's additions: the effect journal.
 const ADK_RS_JOURNAL: &str = include_str!("../../schema/sqlite/adk_rs_journal.sql");
 
+/// A session's load (see `Statements::load_all`): its row, its shared states and the events
+/// `$events` selects (a query of `event_data`, oldest first) joined, read in one statement (no
+/// position: there are no event rows). A statement of SQLite reads one snapshot, from its first
+/// step to its last.
+macro_rules! load {
+    ($events:literal) => {
+        concat!(
+            "SELECT NULL, state, revision, update_time, \
+            (SELECT state FROM app_states WHERE app_name = ?1), \
+            (SELECT state FROM user_states WHERE app_name = ?1 AND user_id = ?2), \
+            (SELECT group_concat(event_data, char(10)) FROM (",
+            $events,
+            ")) FROM sessions WHERE app_name = ?1 AND user_id = ?2 AND id = ?3"
+        )
+    };
+}
+
 impl Dialect for Sqlite {
     const SQL: Statements = Statements {
         // A deferred read transaction reads one WAL snapshot from its first read on.
@@ -43,8 +60,6 @@ impl Dialect for Sqlite {
             (app_name, user_id, id, state, revision, create_time, update_time) \
             VALUES (?1, ?2, ?3, ?4, coalesce((SELECT revision + 1 FROM deleted_sessions \
             WHERE app_name = ?1 AND user_id = ?2 AND id = ?3), 0), ?5, ?5) RETURNING revision",
-        select_session: "SELECT state, revision, update_time FROM sessions \
-            WHERE app_name = ?1 AND user_id = ?2 AND id = ?3",
         select_sessions: "SELECT id, state, revision, update_time FROM sessions \
             WHERE app_name = ?1 AND user_id = ?2 ORDER BY id",
         lock_session: "SELECT revision, state FROM sessions \
@@ -52,6 +67,11 @@ impl Dialect for Sqlite {
         insert_event: "INSERT INTO events \
             (app_name, user_id, session_id, seq, id, invocation_id, timestamp, event_data) \
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        // Under `BEGIN IMMEDIATE` nothing else writes until the commit.
+        insert_event_at: "INSERT INTO events \
+            (app_name, user_id, session_id, seq, id, invocation_id, timestamp, event_data) \
+            SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM sessions \
+            WHERE app_name = ?1 AND user_id = ?2 AND id = ?3 AND revision = ?9)",
         update_session: "UPDATE sessions SET revision = ?4, update_time = max(update_time, ?5), \
             state = coalesce(?6, state) WHERE app_name = ?1 AND user_id = ?2 AND id = ?3",
         delete_session: &[
@@ -79,6 +99,8 @@ impl Dialect for Sqlite {
             app: "SELECT state FROM app_states WHERE app_name = ?1",
             user: "SELECT state FROM user_states WHERE app_name = ?1 AND user_id = ?2",
         },
+        select_shared: "SELECT (SELECT state FROM app_states WHERE app_name = ?1), \
+            (SELECT state FROM user_states WHERE app_name = ?1 AND user_id = ?2)",
         ensure_state: ByScope {
             app: "INSERT INTO app_states (app_name, state, update_time) VALUES (?1, ?2, ?3) \
                 ON CONFLICT (app_name) DO NOTHING",
@@ -93,21 +115,24 @@ impl Dialect for Sqlite {
                 VALUES (?1, ?2, ?3, ?4) ON CONFLICT (app_name, user_id) DO UPDATE SET \
                 state = excluded.state, update_time = excluded.update_time",
         },
-        // The order comes from the subquery's `ORDER BY`: SQLite never flattens an ordered
-        // subquery into an aggregate, and it is several times cheaper than
+        // The order comes from the innermost subquery's `ORDER BY`: SQLite never flattens an
+        // ordered subquery into an aggregate, and it is several times cheaper than
         // `group_concat(… ORDER BY seq)`, which sorts the rows again.
-        events_all: "SELECT group_concat(event_data, char(10)) FROM ( \
-            SELECT event_data FROM events \
-            WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 ORDER BY seq)",
-        events_after: "SELECT group_concat(event_data, char(10)) FROM ( \
-            SELECT event_data FROM events \
+        load_all: load!(
+            "SELECT event_data FROM events \
+            WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 ORDER BY seq"
+        ),
+        load_after: load!(
+            "SELECT event_data FROM events \
             WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 AND timestamp >= ?4 \
-            ORDER BY seq)",
-        events_recent: "SELECT group_concat(event_data, char(10)) FROM ( \
-            SELECT seq, event_data FROM ( \
+            ORDER BY seq"
+        ),
+        load_recent: load!(
+            "SELECT seq, event_data FROM ( \
             SELECT seq, event_data FROM events \
             WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 AND timestamp >= ?4 \
-            ORDER BY seq DESC LIMIT ?5) ORDER BY seq)",
+            ORDER BY seq DESC LIMIT ?5) ORDER BY seq"
+        ),
     };
     const LAYOUT_VERSION: u32 = 2;
     const MERGES_STATE: bool = false;
@@ -127,6 +152,10 @@ impl Dialect for Sqlite {
 
     fn seconds(time: String) -> Result<f64> {
         time::from_text(&time)
+    }
+
+    fn rows_affected(done: &sqlx::sqlite::SqliteQueryResult) -> u64 {
+        done.rows_affected()
     }
 
     /// Writes of one process queue for the one warm writer connection (no busy-waiting between

@@ -1,16 +1,18 @@
 //! [`EvalStore`]: eval sets and results in a folder, laid out as ADK Python's local eval
 //! managers lay them out, so that either reads what the other wrote:
 //! `<root>/<app>/<eval set id>.evalset.json` and
-//! `<root>/<app>/.adk/eval_history/<result name>.evalset_result.json`.
+//! `<root>/<app>/.adk/eval_history/<result name>.evalset_result.json`. The server's eval routes
+//! and the command line's `eval_set` commands both keep their sets here.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
-use adk_eval::{EvalCase, EvalSet, EvalSetResult, RESULT_FILE_EXTENSION};
 use tokio::sync::Mutex;
 
-/// The extension of eval set files.
-const EVAL_SET_FILE_EXTENSION: &str = ".evalset.json";
+use crate::{EvalCase, EvalError, EvalSet, EvalSetResult, RESULT_FILE_EXTENSION};
+
+/// The extension of eval set files, as ADK names them.
+pub const EVAL_SET_FILE_EXTENSION: &str = ".evalset.json";
 
 /// Where an app's results are kept, under its folder.
 const EVAL_HISTORY_DIR: &str = ".adk/eval_history";
@@ -18,7 +20,7 @@ const EVAL_HISTORY_DIR: &str = ".adk/eval_history";
 /// What can go wrong with the stored eval sets and results.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub(crate) enum EvalStoreError {
+pub enum EvalStoreError {
     /// The eval set, case or result does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -35,12 +37,25 @@ pub(crate) enum EvalStoreError {
     },
     /// A stored file is not an eval set or result.
     #[error(transparent)]
-    Malformed(#[from] adk_eval::EvalError),
+    Malformed(#[from] EvalError),
 }
 
 /// The eval sets and results of every app, in one folder.
+///
+/// ```
+/// use adk_eval::EvalStore;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let dir = std::env::temp_dir().join(format!("adk-eval-store-doc-{}", std::process::id()));
+/// let store = EvalStore::new(&dir);
+/// store.create_set("weather", "smoke", 0.0).await.unwrap();
+/// assert_eq!(store.list_sets("weather").await.unwrap(), ["smoke"]);
+/// assert!(dir.join("weather/smoke.evalset.json").is_file());
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # });
+/// ```
 #[derive(Debug)]
-pub(crate) struct EvalStore {
+pub struct EvalStore {
     root: PathBuf,
     /// Held across each read-change-write of an eval set, so that two requests changing one set
     /// at once cannot lose either change.
@@ -48,37 +63,45 @@ pub(crate) struct EvalStore {
 }
 
 impl EvalStore {
-    pub(crate) fn new(root: PathBuf) -> Self {
+    /// A store of the sets and results kept under `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
         Self {
-            root,
+            root: root.into(),
             writing: Mutex::new(()),
         }
     }
 
-    fn set_path(&self, app: &str, id: &str) -> PathBuf {
-        self.root
-            .join(app)
-            .join(format!("{id}{EVAL_SET_FILE_EXTENSION}"))
+    /// The folder the sets and results are kept in.
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
-    fn history_dir(&self, app: &str) -> PathBuf {
-        self.root.join(app).join(EVAL_HISTORY_DIR)
+    /// The folder of app `app`'s sets.
+    fn app_dir(&self, app: &str) -> Result<PathBuf, EvalStoreError> {
+        Ok(self.root.join(path_segment("app name", app)?))
+    }
+
+    fn set_path(&self, app: &str, id: &str) -> Result<PathBuf, EvalStoreError> {
+        let id = path_segment("eval set id", id)?;
+        Ok(self
+            .app_dir(app)?
+            .join(format!("{id}{EVAL_SET_FILE_EXTENSION}")))
+    }
+
+    fn history_dir(&self, app: &str) -> Result<PathBuf, EvalStoreError> {
+        Ok(self.app_dir(app)?.join(EVAL_HISTORY_DIR))
     }
 
     /// The ids of the app's eval sets, sorted.
-    pub(crate) async fn list_sets(&self, app: &str) -> Result<Vec<String>, EvalStoreError> {
-        let mut ids = file_stems(&self.root.join(app), EVAL_SET_FILE_EXTENSION).await?;
+    pub async fn list_sets(&self, app: &str) -> Result<Vec<String>, EvalStoreError> {
+        let mut ids = file_stems(&self.app_dir(app)?, EVAL_SET_FILE_EXTENSION).await?;
         ids.sort();
         Ok(ids)
     }
 
     /// The eval set `id`, if it exists.
-    pub(crate) async fn get_set(
-        &self,
-        app: &str,
-        id: &str,
-    ) -> Result<Option<EvalSet>, EvalStoreError> {
-        let path = self.set_path(app, id);
+    pub async fn get_set(&self, app: &str, id: &str) -> Result<Option<EvalSet>, EvalStoreError> {
+        let path = self.set_path(app, id)?;
         match tokio::fs::read_to_string(&path).await {
             Ok(text) => Ok(Some(EvalSet::from_json(
                 &text,
@@ -90,18 +113,14 @@ impl EvalStore {
     }
 
     /// The eval set `id`, or [`EvalStoreError::NotFound`] in ADK's words.
-    pub(crate) async fn existing_set(
-        &self,
-        app: &str,
-        id: &str,
-    ) -> Result<EvalSet, EvalStoreError> {
+    pub async fn existing_set(&self, app: &str, id: &str) -> Result<EvalSet, EvalStoreError> {
         self.get_set(app, id)
             .await?
             .ok_or_else(|| EvalStoreError::NotFound(format!("no eval set `{id}` in app `{app}`")))
     }
 
     /// Creates the empty eval set `id`, named after itself and stamped now.
-    pub(crate) async fn create_set(
+    pub async fn create_set(
         &self,
         app: &str,
         id: &str,
@@ -126,9 +145,9 @@ impl EvalStore {
     }
 
     /// Deletes the eval set `id` (its results stay).
-    pub(crate) async fn delete_set(&self, app: &str, id: &str) -> Result<(), EvalStoreError> {
+    pub async fn delete_set(&self, app: &str, id: &str) -> Result<(), EvalStoreError> {
         let _writing = self.writing.lock().await;
-        let path = self.set_path(app, id);
+        let path = self.set_path(app, id)?;
         match tokio::fs::remove_file(&path).await {
             Ok(()) => Ok(()),
             Err(error) if error.kind() == io::ErrorKind::NotFound => Err(EvalStoreError::NotFound(
@@ -139,27 +158,42 @@ impl EvalStore {
     }
 
     /// Adds `case` to the eval set `id`; its id must be new in the set.
-    pub(crate) async fn add_case(
+    pub async fn add_case(
         &self,
         app: &str,
         id: &str,
         case: EvalCase,
     ) -> Result<(), EvalStoreError> {
-        self.change_set(app, id, |set| {
-            if set.case(&case.eval_id).is_some() {
-                return Err(EvalStoreError::Invalid(format!(
-                    "eval set `{}` already has a case `{}`",
-                    set.eval_set_id, case.eval_id
-                )));
-            }
-            set.eval_cases.push(case);
+        let case_id = case.eval_id.clone();
+        if self.add_case_if_new(app, id, case).await? {
             Ok(())
-        })
-        .await
+        } else {
+            Err(EvalStoreError::Invalid(format!(
+                "eval set `{id}` already has a case `{case_id}`"
+            )))
+        }
+    }
+
+    /// Adds `case` to the eval set `id` unless the set already has a case of its id, which is
+    /// left as it is (and the file untouched); says whether it was added.
+    pub async fn add_case_if_new(
+        &self,
+        app: &str,
+        id: &str,
+        case: EvalCase,
+    ) -> Result<bool, EvalStoreError> {
+        let _writing = self.writing.lock().await;
+        let mut set = self.existing_set(app, id).await?;
+        if set.case(&case.eval_id).is_some() {
+            return Ok(false);
+        }
+        set.eval_cases.push(case);
+        self.write_set(app, &set).await?;
+        Ok(true)
     }
 
     /// Replaces the case of the same id in the eval set `id`, keeping its place.
-    pub(crate) async fn update_case(
+    pub async fn update_case(
         &self,
         app: &str,
         id: &str,
@@ -178,7 +212,7 @@ impl EvalStore {
     }
 
     /// Deletes the case `case_id` from the eval set `id`.
-    pub(crate) async fn delete_case(
+    pub async fn delete_case(
         &self,
         app: &str,
         id: &str,
@@ -208,7 +242,7 @@ impl EvalStore {
     }
 
     async fn write_set(&self, app: &str, set: &EvalSet) -> Result<(), EvalStoreError> {
-        let path = self.set_path(app, &set.eval_set_id);
+        let path = self.set_path(app, &set.eval_set_id)?;
         let json = serde_json::to_string_pretty(set).map_err(|error| EvalStoreError::Io {
             path: path.clone(),
             source: io::Error::other(error),
@@ -217,20 +251,17 @@ impl EvalStore {
     }
 
     /// The ids of the app's results, sorted.
-    pub(crate) async fn list_results(&self, app: &str) -> Result<Vec<String>, EvalStoreError> {
-        let mut ids = file_stems(&self.history_dir(app), RESULT_FILE_EXTENSION).await?;
+    pub async fn list_results(&self, app: &str) -> Result<Vec<String>, EvalStoreError> {
+        let mut ids = file_stems(&self.history_dir(app)?, RESULT_FILE_EXTENSION).await?;
         ids.sort();
         Ok(ids)
     }
 
     /// The result `id`.
-    pub(crate) async fn get_result(
-        &self,
-        app: &str,
-        id: &str,
-    ) -> Result<EvalSetResult, EvalStoreError> {
+    pub async fn get_result(&self, app: &str, id: &str) -> Result<EvalSetResult, EvalStoreError> {
+        let id = path_segment("eval result id", id)?;
         let path = self
-            .history_dir(app)
+            .history_dir(app)?
             .join(format!("{id}{RESULT_FILE_EXTENSION}"));
         let text = match tokio::fs::read_to_string(&path).await {
             Ok(text) => text,
@@ -248,14 +279,34 @@ impl EvalStore {
     }
 
     /// Saves `result` among the app's results.
-    pub(crate) async fn save_result(
+    pub async fn save_result(
         &self,
         app: &str,
         result: &EvalSetResult,
     ) -> Result<(), EvalStoreError> {
-        result.save(self.history_dir(app)).await?;
+        result.save(self.history_dir(app)?).await?;
         Ok(())
     }
+}
+
+/// `value` when it names one file or folder and nothing else: not empty, no separator, no
+/// `.` or `..`, no NUL and no drive letter, as ADK Python checks the ids it puts in paths.
+fn path_segment<'a>(what: &str, value: &'a str) -> Result<&'a str, EvalStoreError> {
+    let drive = value.len() >= 2
+        && value.as_bytes()[0].is_ascii_alphabetic()
+        && value.as_bytes()[1] == b':';
+    if value.is_empty()
+        || value == "."
+        || value == ".."
+        || value.contains(['/', '\\', '\0'])
+        || drive
+    {
+        return Err(EvalStoreError::Invalid(format!(
+            "{what} {value:?} cannot name a file: it must be one plain name, without separators, \
+             `..` or a drive"
+        )));
+    }
+    Ok(value)
 }
 
 fn missing_case(case_id: &str, set_id: &str) -> EvalStoreError {
@@ -310,4 +361,60 @@ fn display(path: &Path, root: &Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn ids_that_would_leave_the_folder_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EvalStore::new(dir.path());
+        for (app, set) in [
+            ("weather", "../escape"),
+            ("..", "smoke"),
+            ("weather", ".."),
+            ("a/b", "smoke"),
+            ("weather", "c:smoke"),
+            ("", "smoke"),
+        ] {
+            let error = store.get_set(app, set).await.unwrap_err();
+            assert!(
+                matches!(error, EvalStoreError::Invalid(_)),
+                "{app} {set}: {error}"
+            );
+        }
+        assert!(matches!(
+            store.list_results("../x").await.unwrap_err(),
+            EvalStoreError::Invalid(_)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_case_is_added_once_and_only_to_a_set_that_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EvalStore::new(dir.path());
+        let case = EvalCase::new("paris", Vec::new());
+        assert!(matches!(
+            store.add_case("weather", "smoke", case.clone()).await,
+            Err(EvalStoreError::NotFound(_))
+        ));
+        store.create_set("weather", "smoke", 1.5).await.unwrap();
+        assert!(matches!(
+            store.create_set("weather", "smoke", 2.0).await,
+            Err(EvalStoreError::Invalid(_))
+        ));
+        store
+            .add_case("weather", "smoke", case.clone())
+            .await
+            .unwrap();
+        assert!(matches!(
+            store.add_case("weather", "smoke", case).await,
+            Err(EvalStoreError::Invalid(_))
+        ));
+        let set = store.existing_set("weather", "smoke").await.unwrap();
+        assert_eq!(set.eval_cases.len(), 1);
+        assert_eq!(set.creation_timestamp, 1.5);
+    }
 }
