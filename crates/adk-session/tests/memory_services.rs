@@ -473,6 +473,57 @@ async fn check_stale_lookup(open: Open, behind: Behind) {
     assert_eq!(first.texts(), 3 + 3 + 1);
 }
 
+/// Adds of one user's sessions, one with an embedder and one without, running together as two
+/// servers would (several users, so that both orders and the race on the user's first record are
+/// met): whichever commits last, the user's memories are not taken as all embedded, and the next
+/// search embeds the memory that has no vector.
+async fn check_concurrent_adds(open: Open) {
+    let embedder = Arc::new(ConceptEmbedder::new("concepts-v1"));
+    let embedding = open(Some(SemanticSearch::new(Arc::clone(&embedder)))).await;
+    let plain = open(None).await;
+    let users: Vec<String> = (0..16).map(|n| format!("user-{n}")).collect();
+    let adds = users.iter().map(|user| {
+        let (embedding, plain) = (Arc::clone(&embedding), Arc::clone(&plain));
+        async move {
+            let with = session(user, "s1", &["Is it cold in the Alps?"]);
+            let without = session(user, "s2", &["Snowy peaks"]);
+            let (with, without) = tokio::join!(
+                embedding.add_session_to_memory(&with),
+                plain.add_session_to_memory(&without)
+            );
+            with.unwrap();
+            without.unwrap();
+        }
+    });
+    futures::future::join_all(adds).await;
+    assert_eq!(embedder.texts(), users.len());
+    for (n, user) in users.iter().enumerate() {
+        let mut found = texts_for(&*embedding, user, "mountain weather").await;
+        found.sort();
+        assert_eq!(found, ["Is it cold in the Alps?", "Snowy peaks"], "{user}");
+        assert_eq!(
+            embedder.texts(),
+            users.len() + 2 * (n + 1),
+            "{user}: the memory added without a vector, and the query"
+        );
+    }
+}
+
+#[tokio::test]
+async fn sqlite_adds_running_together_leave_stale_memories_found() {
+    let dir = tempfile::tempdir().unwrap();
+    check_concurrent_adds(open_sqlite(dir.path().join("memory.db"))).await;
+}
+
+#[tokio::test]
+async fn postgres_adds_running_together_leave_stale_memories_found() {
+    let Some((admin, pool, schema)) = postgres_schema().await else {
+        return;
+    };
+    check_concurrent_adds(open_postgres(pool.clone())).await;
+    drop_schema(admin, pool, schema).await;
+}
+
 #[tokio::test]
 async fn in_memory_search_embeds_again_only_what_is_stale() {
     let embedder = Arc::new(ConceptEmbedder::new("concepts-v1"));
