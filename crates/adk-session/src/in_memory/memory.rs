@@ -22,13 +22,23 @@ use crate::semantic::{SemanticSearch, best};
 /// [`Ranking::Vector`](crate::Ranking::Vector) is asked for.
 #[derive(Debug, Default)]
 pub struct InMemoryMemoryService {
-    /// Per (app, user): per session id, its remembered events. Adding a session again replaces it.
-    memories: Mutex<HashMap<(String, String), SessionMemories>>,
+    /// Per (app, user): that user's memories.
+    memories: Mutex<HashMap<(String, String), UserMemories>>,
     semantic: Option<SemanticSearch>,
 }
 
-/// The remembered events of one user's sessions, by session id.
-type SessionMemories = HashMap<String, Vec<Remembered>>;
+/// The memories of one user of one app.
+#[derive(Debug, Default)]
+struct UserMemories {
+    /// Per session id, its remembered events. Adding a session again replaces it.
+    sessions: HashMap<String, Vec<Remembered>>,
+    /// The model every memory's vectors were made by, when known: a search with that model has
+    /// nothing to embed again and does not look.
+    embedded_with: Option<String>,
+    /// Raised by each add, so that a search which embedded what it found stale records its model
+    /// only when nothing was added meanwhile.
+    version: u64,
+}
 
 #[derive(Debug, Clone)]
 struct Remembered {
@@ -98,23 +108,43 @@ impl InMemoryMemoryService {
                 remembered.vectors = Some(vectors);
             }
         }
-        self.memories
-            .lock()
+        let model = self.semantic.as_ref().map(SemanticSearch::model);
+        let mut memories = self.memories.lock();
+        let user = memories
             .entry((session.app_name.clone(), session.user_id.clone()))
-            .or_default()
+            .or_default();
+        let others = user
+            .sessions
+            .iter()
+            .any(|(id, remembered)| id != session.id.as_str() && !remembered.is_empty());
+        // The user's memories all stay embedded by one model only when this add embedded with it
+        // too (or the user has no other memories).
+        user.embedded_with = match model {
+            Some(model) if !others || user.embedded_with.as_deref() == Some(model) => {
+                Some(model.to_owned())
+            }
+            _ => None,
+        };
+        user.version += 1;
+        user.sessions
             .insert(session.id.as_str().to_owned(), remembered);
         Ok(())
     }
 
     /// Embeds again, with the current model, the memories of the user whose vectors another model
-    /// made (or none).
+    /// made (or none), looking for them only when the user's memories are not known to be
+    /// embedded by the current model.
     async fn reembed(&self, semantic: &SemanticSearch, scope: &(String, String)) -> Result<()> {
-        let stale: Vec<(String, usize, String)> = {
+        let (stale, version): (Vec<(String, usize, String)>, u64) = {
             let memories = self.memories.lock();
-            let Some(sessions) = memories.get(scope) else {
+            let Some(user) = memories.get(scope) else {
                 return Ok(());
             };
-            sessions
+            if user.embedded_with.as_deref() == Some(semantic.model()) {
+                return Ok(());
+            }
+            let stale = user
+                .sessions
                 .iter()
                 .flat_map(|(session, remembered)| {
                     remembered.iter().enumerate().filter_map(|(at, r)| {
@@ -125,24 +155,25 @@ impl InMemoryMemoryService {
                         (!current).then(|| (session.clone(), at, r.text.clone()))
                     })
                 })
-                .collect()
+                .collect();
+            (stale, user.version)
         };
-        if stale.is_empty() {
-            return Ok(());
-        }
         let texts: Vec<&str> = stale.iter().map(|(_, _, text)| text.as_str()).collect();
         let vectors = embed_texts(semantic, &texts).await?;
         let mut memories = self.memories.lock();
-        let Some(sessions) = memories.get_mut(scope) else {
+        let Some(user) = memories.get_mut(scope) else {
             return Ok(());
         };
         for ((session, at, text), vectors) in stale.into_iter().zip(vectors) {
             // The session may have been added again meanwhile; only the same text takes them.
-            if let Some(remembered) = sessions.get_mut(&session).and_then(|r| r.get_mut(at))
+            if let Some(remembered) = user.sessions.get_mut(&session).and_then(|r| r.get_mut(at))
                 && remembered.text == text
             {
                 remembered.vectors = Some(vectors);
             }
+        }
+        if user.version == version {
+            user.embedded_with = Some(semantic.model().to_owned());
         }
         Ok(())
     }
@@ -158,10 +189,10 @@ impl InMemoryMemoryService {
         };
         let query = words(query);
         let memories = self.memories.lock();
-        let Some(sessions) = memories.get(&scope) else {
+        let Some(user) = memories.get(&scope) else {
             return Ok(Vec::new());
         };
-        let all: Vec<&Remembered> = sessions.values().flatten().collect();
+        let all: Vec<&Remembered> = user.sessions.values().flatten().collect();
         let ranked = match (&self.semantic, query_vector) {
             (Some(semantic), Some(query_vector)) => {
                 // As the SQL services do: fusion takes as many keyword matches as vector ones.

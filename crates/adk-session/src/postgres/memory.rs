@@ -38,6 +38,13 @@ CREATE TABLE IF NOT EXISTS adk_memory_vectors (
     PRIMARY KEY (memory_id, chunk)
 );
 CREATE INDEX IF NOT EXISTS adk_memory_vectors_by_user ON adk_memory_vectors (app_name, user_id, model);
+CREATE TABLE IF NOT EXISTS adk_memory_scopes (
+    app_name      TEXT NOT NULL,
+    user_id       TEXT NOT NULL,
+    embedded_with TEXT,
+    version       BIGINT NOT NULL,
+    PRIMARY KEY (app_name, user_id)
+);
 -- Vectors are stored at unit length now; the norm an earlier build stored beside them is unused.
 ALTER TABLE adk_memory_vectors DROP COLUMN IF EXISTS norm;";
 
@@ -51,9 +58,32 @@ impl MemoryDialect for Postgres {
         delete_session: &[
             "DELETE FROM adk_memories WHERE app_name = $1 AND user_id = $2 AND session_id = $3",
         ],
-        select_stale: "SELECT id, text FROM adk_memories m WHERE app_name = $1 AND user_id = $2 \
-            AND NOT EXISTS (SELECT 1 FROM adk_memory_vectors v \
-            WHERE v.memory_id = m.id AND v.model = $3)",
+        // A set difference of two index scans, hashed or sorted: linear in the user's memories
+        // whatever the statistics. As `NOT EXISTS`, right after a bulk insert (no statistics yet)
+        // it was planned as a nested loop scanning the whole model index for every memory: 3.9 s
+        // at 10,000 memories and over 30 s at 100,000, against 23 ms and 390 ms this way.
+        select_stale: "SELECT id, text FROM adk_memories WHERE id IN ( \
+            SELECT id FROM adk_memories WHERE app_name = $1 AND user_id = $2 \
+            EXCEPT SELECT memory_id FROM adk_memory_vectors \
+            WHERE app_name = $1 AND user_id = $2 AND model = $3)",
+        select_embedded_with: "SELECT embedded_with, version FROM adk_memory_scopes \
+            WHERE app_name = $1 AND user_id = $2",
+        mark_added: "UPDATE adk_memory_scopes SET version = version + 1, embedded_with = \
+            CASE WHEN embedded_with = $3 THEN embedded_with END \
+            WHERE app_name = $1 AND user_id = $2 RETURNING version",
+        // Two first adds of one user may run together: the second waits for the first's row and
+        // then updates it as `mark_added` would have.
+        mark_first_added: "INSERT INTO adk_memory_scopes AS s \
+            (app_name, user_id, embedded_with, version) \
+            SELECT $1, $2, CASE WHEN EXISTS (SELECT 1 FROM adk_memories WHERE app_name = $1 \
+            AND user_id = $2 AND session_id <> $4) THEN NULL ELSE $3 END, 0 \
+            ON CONFLICT (app_name, user_id) DO UPDATE SET version = s.version + 1, \
+            embedded_with = CASE WHEN s.embedded_with = excluded.embedded_with \
+            THEN s.embedded_with END",
+        mark_embedded: "INSERT INTO adk_memory_scopes AS s \
+            (app_name, user_id, embedded_with, version) VALUES ($1, $2, $3, 0) \
+            ON CONFLICT (app_name, user_id) DO UPDATE SET embedded_with = excluded.embedded_with \
+            WHERE s.version = $4",
         // Writers do not keep each other out of the database: the row is locked until the commit.
         lock_current: "SELECT id FROM adk_memories WHERE id = $1 AND text = $2 FOR UPDATE",
         delete_vectors: "DELETE FROM adk_memory_vectors WHERE memory_id = $1",

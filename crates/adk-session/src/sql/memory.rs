@@ -1,8 +1,9 @@
 //! [`SqlMemory`]: the memory service of every SQL database, written once over its
 //! [`MemoryDialect`]: what a session adds, embedding before any write, re-embedding what another
-//! model made, and a search's keyword and vector rankings fused and read back in order. The
-//! dialects keep what truly differs: how words are matched (SQLite's FTS5, PostgreSQL's word
-//! arrays), how vectors are stored and where they are ranked.
+//! model made (looked for only when a user's memories are not known to be embedded by the current
+//! model), and a search's keyword and vector rankings fused and read back in order. The dialects
+//! keep what truly differs: how words are matched (SQLite's FTS5, PostgreSQL's word arrays), how
+//! vectors are stored and where they are ranked.
 
 use std::collections::HashMap;
 
@@ -78,6 +79,23 @@ pub(crate) struct MemoryStatements {
     /// Binds app, user and model; returns id and text of the user's memories without a vector of
     /// the model.
     pub(crate) select_stale: &'static str,
+    /// Binds app and user; returns the model every memory of the user has vectors of (NULL when
+    /// not known) and the version of that knowledge, which each add raises. No row: nothing was
+    /// added since the table was made, though an older build may have stored memories.
+    pub(crate) select_embedded_with: &'static str,
+    /// Run by each add, in its transaction: binds app, user and the model of the added vectors
+    /// (NULL when added without an embedder). The user's row keeps its model when the add's is
+    /// the same and forgets it otherwise; the version goes up and is returned (no row: the user
+    /// has none yet).
+    pub(crate) mark_added: &'static str,
+    /// Run by each add after [`mark_added`](Self::mark_added), when it changed no row: binds app,
+    /// user, the model of the added vectors (or NULL) and the session id. Creates the user's row,
+    /// with the add's model when the user has no memories of another session (else NULL), or
+    /// updates it as `mark_added` does when a concurrent add created it meanwhile.
+    pub(crate) mark_first_added: &'static str,
+    /// Run when no memory of the user lacks a vector of a model: binds app, user, the model and
+    /// the version read before looking; records the model unless an add raised the version since.
+    pub(crate) mark_embedded: &'static str,
     /// Binds id and text; returns the id when the memory still holds that text, locking it until
     /// the commit where the write transaction alone does not.
     pub(crate) lock_current: &'static str,
@@ -137,10 +155,12 @@ where
     for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
     D::Arguments: IntoArguments<D>,
     for<'q> &'q str: Encode<'q, D> + Type<D>,
+    for<'q> Option<&'q str>: Encode<'q, D>,
     String: for<'r> Decode<'r, D> + Type<D>,
     i64: for<'q> Encode<'q, D> + for<'r> Decode<'r, D> + Type<D>,
     for<'r> (i64,): sqlx::FromRow<'r, D::Row>,
     for<'r> (i64, String): sqlx::FromRow<'r, D::Row>,
+    for<'r> (Option<String>, i64): sqlx::FromRow<'r, D::Row>,
 {
     /// A service over `pool`, whose memory tables are created when missing.
     pub(crate) async fn new(pool: Pool<D>) -> Result<Self> {
@@ -202,16 +222,50 @@ where
                     .map_err(storage)?;
             }
         }
+        let model = self.semantic.as_ref().map(SemanticSearch::model);
+        let marked: Option<(i64,)> = sqlx::query_as(sql(D::MEMORY.mark_added))
+            .bind(scope.app_name)
+            .bind(scope.user_id)
+            .bind(model)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(storage)?;
+        if marked.is_none() {
+            sqlx::query(sql(D::MEMORY.mark_first_added))
+                .bind(scope.app_name)
+                .bind(scope.user_id)
+                .bind(model)
+                .bind(session.id.as_str())
+                .execute(&mut *tx)
+                .await
+                .map_err(storage)?;
+        }
         tx.commit().await.map_err(storage)
     }
 
-    /// Embeds, with the current model, the memories of the user that have no vector of it.
+    /// Embeds, with the current model, the memories of the user that have no vector of it. The
+    /// user's memories are looked through only when they are not known to be embedded by the
+    /// current model already: on a large store that search costs as much as the ranking.
     async fn reembed(&self, semantic: &SemanticSearch, scope: Scope<'_>) -> Result<()> {
         let what = format!(
             "embedding the memory of user {} in app {} again",
             scope.user_id, scope.app_name
         );
         let storage = |error| Error::storage(&what, error);
+        let marked: Option<(Option<String>, i64)> =
+            sqlx::query_as(sql(D::MEMORY.select_embedded_with))
+                .bind(scope.app_name)
+                .bind(scope.user_id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(storage)?;
+        // Without a row nothing is known (memories of an older build may lack vectors): looking
+        // once records the model, and a version no row has keeps a concurrent add's row as it is.
+        let version = match marked {
+            Some((Some(model), _)) if model == semantic.model() => return Ok(()),
+            Some((_, version)) => version,
+            None => -1,
+        };
         let stale: Vec<(i64, String)> = sqlx::query_as(sql(D::MEMORY.select_stale))
             .bind(scope.app_name)
             .bind(scope.user_id)
@@ -219,9 +273,6 @@ where
             .fetch_all(&self.pool)
             .await
             .map_err(storage)?;
-        if stale.is_empty() {
-            return Ok(());
-        }
         let texts: Vec<&str> = stale.iter().map(|(_, text)| text.as_str()).collect();
         let vectors = semantic.embed_chunks(&texts).await?;
         let mut conn = self.pool.acquire().await.map_err(storage)?;
@@ -250,6 +301,14 @@ where
                 .await
                 .map_err(storage)?;
         }
+        sqlx::query(sql(D::MEMORY.mark_embedded))
+            .bind(scope.app_name)
+            .bind(scope.user_id)
+            .bind(semantic.model())
+            .bind(version)
+            .execute(&mut *tx)
+            .await
+            .map_err(storage)?;
         tx.commit().await.map_err(storage)
     }
 

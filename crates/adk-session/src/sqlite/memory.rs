@@ -26,7 +26,14 @@ CREATE TABLE IF NOT EXISTS memory_vectors (
     vector    BLOB    NOT NULL,
     PRIMARY KEY (memory_id, chunk)
 );
-CREATE INDEX IF NOT EXISTS memory_vectors_by_user ON memory_vectors (app_name, user_id, model);";
+CREATE INDEX IF NOT EXISTS memory_vectors_by_user ON memory_vectors (app_name, user_id, model);
+CREATE TABLE IF NOT EXISTS memory_scopes (
+    app_name      TEXT    NOT NULL,
+    user_id       TEXT    NOT NULL,
+    embedded_with TEXT,
+    version       INTEGER NOT NULL,
+    PRIMARY KEY (app_name, user_id)
+);";
 
 impl MemoryDialect for Sqlite {
     const MEMORY: MemoryStatements = MemoryStatements {
@@ -41,6 +48,20 @@ impl MemoryDialect for Sqlite {
         select_stale: "SELECT rowid, text FROM memories WHERE app_name = ?1 AND user_id = ?2 \
             AND NOT EXISTS (SELECT 1 FROM memory_vectors \
             WHERE memory_id = memories.rowid AND model = ?3)",
+        select_embedded_with: "SELECT embedded_with, version FROM memory_scopes \
+            WHERE app_name = ?1 AND user_id = ?2",
+        mark_added: "UPDATE memory_scopes SET version = version + 1, embedded_with = \
+            CASE WHEN embedded_with = ?3 THEN embedded_with END \
+            WHERE app_name = ?1 AND user_id = ?2 RETURNING version",
+        // The write transaction keeps every other writer out, so the row is still missing. The
+        // select needs its WHERE for SQLite to read the upsert without ambiguity.
+        mark_first_added: "INSERT INTO memory_scopes (app_name, user_id, embedded_with, version) \
+            SELECT ?1, ?2, CASE WHEN EXISTS (SELECT 1 FROM memories WHERE app_name = ?1 \
+            AND user_id = ?2 AND session_id <> ?4) THEN NULL ELSE ?3 END, 0 WHERE true",
+        mark_embedded: "INSERT INTO memory_scopes (app_name, user_id, embedded_with, version) \
+            VALUES (?1, ?2, ?3, 0) ON CONFLICT (app_name, user_id) \
+            DO UPDATE SET embedded_with = excluded.embedded_with \
+            WHERE memory_scopes.version = ?4",
         // The write transaction keeps every other writer out.
         lock_current: "SELECT rowid FROM memories WHERE rowid = ?1 AND text = ?2",
         delete_vectors: "DELETE FROM memory_vectors WHERE memory_id = ?1",
