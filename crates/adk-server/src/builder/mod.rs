@@ -171,9 +171,10 @@ impl YamlApps {
     }
 
     /// The apps the Builder tab began creating and has not saved yet: the folders of
-    /// [`new_apps_in`](Self::new_apps_in) holding only a draft. adk-web reloads the page onto a new
-    /// app's draft and opens it only when the app list names it, as ADK Python lists every
-    /// folder of its agents folder. Reads the folder: call it on a blocking thread.
+    /// [`new_apps_in`](Self::new_apps_in) holding only a draft, in no particular order. adk-web
+    /// reloads the page onto a new app's draft and opens the builder only when the app list names
+    /// it (ADK Python 2.13 lists only folders that hold an agent, so there the dialog ends on
+    /// "Agent not found"). Reads the folder: call it on a blocking thread.
     pub(crate) fn drafted_new_apps(&self) -> Vec<String> {
         let Some(root) = &self.new_apps else {
             return Vec::new();
@@ -181,15 +182,13 @@ impl YamlApps {
         let Ok(entries) = std::fs::read_dir(root) else {
             return Vec::new();
         };
-        let mut names: Vec<String> = entries
+        entries
             .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
             .filter(|name| {
                 self.new_app_dir(name)
                     .is_some_and(|dir| files::has_draft_root(&dir, name))
             })
-            .collect();
-        names.sort_unstable();
-        names
+            .collect()
     }
 
     /// Records app `name`, created by the Builder tab, in `dir`.
