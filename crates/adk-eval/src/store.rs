@@ -182,14 +182,14 @@ impl EvalStore {
         id: &str,
         case: EvalCase,
     ) -> Result<bool, EvalStoreError> {
-        let _writing = self.writing.lock().await;
-        let mut set = self.existing_set(app, id).await?;
-        if set.case(&case.eval_id).is_some() {
-            return Ok(false);
-        }
-        set.eval_cases.push(case);
-        self.write_set(app, &set).await?;
-        Ok(true)
+        self.change_set(app, id, |set| {
+            if set.case(&case.eval_id).is_some() {
+                return Ok(false);
+            }
+            set.eval_cases.push(case);
+            Ok(true)
+        })
+        .await
     }
 
     /// Replaces the case of the same id in the eval set `id`, keeping its place.
@@ -206,9 +206,10 @@ impl EvalStore {
                 .find(|existing| existing.eval_id == case.eval_id)
                 .ok_or_else(|| missing_case(&case.eval_id, &set.eval_set_id))?;
             *slot = case;
-            Ok(())
+            Ok(true)
         })
         .await
+        .map(drop)
     }
 
     /// Deletes the case `case_id` from the eval set `id`.
@@ -224,21 +225,27 @@ impl EvalStore {
             if set.eval_cases.len() == before {
                 return Err(missing_case(case_id, &set.eval_set_id));
             }
-            Ok(())
+            Ok(true)
         })
         .await
+        .map(drop)
     }
 
+    /// Reads the eval set `id`, lets `change` change it, and writes it back when `change` says it
+    /// changed it; returns what `change` said. The set's lock is held throughout.
     async fn change_set(
         &self,
         app: &str,
         id: &str,
-        change: impl FnOnce(&mut EvalSet) -> Result<(), EvalStoreError>,
-    ) -> Result<(), EvalStoreError> {
+        change: impl FnOnce(&mut EvalSet) -> Result<bool, EvalStoreError>,
+    ) -> Result<bool, EvalStoreError> {
         let _writing = self.writing.lock().await;
         let mut set = self.existing_set(app, id).await?;
-        change(&mut set)?;
-        self.write_set(app, &set).await
+        let changed = change(&mut set)?;
+        if changed {
+            self.write_set(app, &set).await?;
+        }
+        Ok(changed)
     }
 
     async fn write_set(&self, app: &str, set: &EvalSet) -> Result<(), EvalStoreError> {
