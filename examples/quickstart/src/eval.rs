@@ -1,6 +1,6 @@
 //! The quickstart's own eval metrics: `sky_word_grounded` (the weather an answer states must be
-//! the weather a tool returned, and an answer must state the weather whenever the expected answer
-//! does) and `no_repeated_phrase` (an answer says each phrase of three words or more once).
+//! the weather a tool returned, every number it states a number a tool returned, and an answer
+//! must state the weather whenever the expected answer does) and `no_repeated_phrase` (an answer says each phrase of three words or more once).
 //!
 //! The eval set `eval/quickstart.evalset.json` and its `eval/test_config.json` hold the agent to
 //! it, beside ADK's `tool_trajectory_avg_score` and `response_match_score`:
@@ -89,6 +89,52 @@ pub fn grounded_against(
     grounded(answer, tool_skies) && (!weather_expected || !skies_in(answer).is_empty())
 }
 
+/// Whether every number `answer` states is one `tool_numbers` holds: an answer that gives
+/// another temperature than the tool's contradicts it, whatever sky it names.
+///
+/// ```
+/// use quickstart::eval::numbers_grounded;
+///
+/// assert!(numbers_grounded("Rainy in Tokyo, 19.0 °C.", &[19.0]));
+/// assert!(!numbers_grounded("Rainy in Tokyo, 21 °C.", &[19.0]));
+/// assert!(numbers_grounded("Hello!", &[]));
+/// ```
+pub fn numbers_grounded(answer: &str, tool_numbers: &[f64]) -> bool {
+    numbers_in(answer).iter().all(|stated| {
+        tool_numbers
+            .iter()
+            .any(|known| (known - stated).abs() < 1e-9)
+    })
+}
+
+/// The numbers `text` states, a decimal point between digits belonging to its number:
+/// "16.5 °C, 12." states 16.5 and 12.
+///
+/// ```
+/// use quickstart::eval::numbers_in;
+///
+/// assert_eq!(numbers_in("It is 16.5 °C, 12. Or 3.x"), [16.5, 12.0, 3.0]);
+/// ```
+pub fn numbers_in(text: &str) -> Vec<f64> {
+    let mut numbers = Vec::new();
+    let mut number = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let decimal_point = c == '.'
+            && !number.is_empty()
+            && !number.contains('.')
+            && chars.peek().is_some_and(char::is_ascii_digit);
+        if c.is_ascii_digit() || decimal_point {
+            number.push(c);
+        } else if !number.is_empty() {
+            numbers.extend(number.parse::<f64>().ok());
+            number.clear();
+        }
+    }
+    numbers.extend(number.parse::<f64>().ok());
+    numbers
+}
+
 /// The skies `text` states.
 pub fn skies_in(text: &str) -> BTreeSet<&'static str> {
     text.split(|c: char| !c.is_alphabetic())
@@ -102,6 +148,27 @@ pub fn skies_in(text: &str) -> BTreeSet<&'static str> {
         .collect()
 }
 
+/// The numbers the tools of `invocation` returned, as numbers or within strings ("19 °C").
+fn tool_numbers(invocation: &Invocation) -> Vec<f64> {
+    fn collect(value: &Value, out: &mut Vec<f64>) {
+        match value {
+            Value::Number(number) => out.extend(number.as_f64()),
+            Value::String(text) => out.extend(numbers_in(text)),
+            Value::Array(items) => items.iter().for_each(|item| collect(item, out)),
+            Value::Object(map) => map.values().for_each(|item| collect(item, out)),
+            Value::Null | Value::Bool(_) => {}
+        }
+    }
+    let mut numbers = Vec::new();
+    for response in invocation.tool_responses() {
+        response
+            .response
+            .values()
+            .for_each(|value| collect(value, &mut numbers));
+    }
+    numbers
+}
+
 /// The skies the tools of `invocation` returned (the `sky` of each response).
 fn tool_skies(invocation: &Invocation) -> BTreeSet<String> {
     invocation
@@ -112,7 +179,8 @@ fn tool_skies(invocation: &Invocation) -> BTreeSet<String> {
         .collect()
 }
 
-/// The `sky_word_grounded` metric.
+/// The `sky_word_grounded` metric: [`grounded_against`] the tools' skies and the expected
+/// answer, and [`numbers_grounded`] in the tools' numbers.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SkyWordGrounded;
 
@@ -124,11 +192,9 @@ impl Metric for SkyWordGrounded {
                 .expected
                 .and_then(|expected| expected.get(index))
                 .map(Invocation::final_text);
-            grounded_against(
-                &invocation.final_text(),
-                &tool_skies(invocation),
-                expected.as_deref(),
-            )
+            let answer = invocation.final_text();
+            grounded_against(&answer, &tool_skies(invocation), expected.as_deref())
+                && numbers_grounded(&answer, &tool_numbers(invocation))
         }))
     }
 }

@@ -18,8 +18,8 @@ pub struct WeatherReport {
     pub city: String,
     /// The sky, in a word.
     pub sky: &'static str,
-    /// The temperature in degrees Celsius.
-    pub celsius: f64,
+    /// The temperature as people read it, in degrees Celsius: "19 °C", "16.5 °C".
+    pub temperature: String,
 }
 
 /// Returns the sky and the temperature in a city.
@@ -44,7 +44,11 @@ pub async fn get_weather(
     // The instruction shows the last city to the model, from the user's state.
     ctx.set_state("user:last_city", &city)
         .map_err(|error| error.to_string())?;
-    Ok(WeatherReport { city, sky, celsius })
+    Ok(WeatherReport {
+        city,
+        sky,
+        temperature: format!("{celsius} °C"),
+    })
 }
 
 /// The weather agent on `model`.

@@ -1,14 +1,15 @@
 //! The quickstart's eval set on the local model, as `adk eval quickstart` runs it without a key:
 //! SmolLM2-135M behind llama.cpp, prompted tool calling, greedy decoding (temperature 0) on the
-//! server's fixed seed, so a run repeats and a drop in quality is a regression.
+//! server's fixed seed, so a run repeats on a machine and a drop in quality is a regression.
 //!
 //! The floors are held case by case (but for the known misses listed below, each with its reason),
-//! so that no case can regress behind a mean: every case's tool
-//! trajectory must be exact (the model reaches 1.00 on each held case), every answer grounded (the sky it
-//! states is the sky a tool returned, and it states one whenever the expected answer does), and
-//! the mean ROUGE-1 match may not fall below its floor (0.49 reached; wording varies more than
-//! the protocol). The first run on a machine builds `llama-server` into the user cache (about 15
-//! minutes on 2 cores); later runs take about a minute.
+//! so that no case can regress behind a mean: every case's tool trajectory must be exact (the
+//! model reaches 1.00 on each), every answer grounded (the sky it states is the sky a tool
+//! returned, it states one whenever the expected answer does, and every number it states is one a
+//! tool returned), and the means of ROUGE-1 and of answers without a repeated phrase may not fall
+//! below their floors (0.58 and 22 of 23 reached; wording varies more than the protocol). The
+//! first run on a machine builds `llama-server` into the user cache (about 12 minutes on 2
+//! cores); later runs take about a minute.
 
 use std::path::Path;
 
@@ -18,23 +19,25 @@ use adk::model::OpenAi;
 use adk_local_model::{LocalModel, LocalModelConfig, ProgressEvent};
 use quickstart::eval::{NO_REPEATED_PHRASE, SKY_WORD_GROUNDED, metrics};
 
-/// The lowest mean ROUGE-1 F-measure against the expected answers that passes.
-const RESPONSE_MATCH_FLOOR: f64 = 0.4;
+/// The lowest mean ROUGE-1 F-measure against the expected answers that passes (0.58 measured).
+const RESPONSE_MATCH_FLOOR: f64 = 0.5;
 
 /// The lowest share of answers that repeat no phrase of three words that passes. Measured at
-/// 19 of 23: the three Tokyo answers say "a 19.0" twice ("with a 19.0 Celsius and a 19.0 Rainy
-/// Sky") and one list of cities comes back. A repeat penalty (`--repeat-penalty 1.15`) removed the
-/// repeats but made the answers ungrammatical and broke a grounded one; DRY sampling
-/// (`--dry-multiplier` 0.8 and 3) left the Tokyo answers as they were.
-const NO_REPEATED_PHRASE_FLOOR: f64 = 0.8;
+/// 22 of 23: asked "Who are you?", the model answers "Weather Agent, a weather agent, I am a
+/// weather agent, ...". A frequency penalty of 0.8 or 1.0 on answers without a tool removed the
+/// repeat but lowered the small-talk answers' ROUGE-1 by a third ("The weather is a good one, but
+/// I'm not the one to good!"); DRY sampling (`--dry-multiplier 0.8`) made more answers repeat.
+const NO_REPEATED_PHRASE_FLOOR: f64 = 0.9;
 
-/// The cases SmolLM2-135M misses today, with why: they are reported but not held, so every other
-/// case still fails the test when it regresses. A case leaves this list when the model gets it
-/// right again.
+/// The cases SmolLM2-135M misses on some machines, with why: they are reported but not held, so
+/// every other case still fails the test when it regresses. A case leaves this list when the
+/// model gets it right everywhere.
 const KNOWN_MISSES: &[(&str, &str)] = &[(
     "last_city_tokyo",
-    "\"there\" must be resolved to the last city named in the instruction, and the model \
-     does not make the expected get_weather(Tokyo) call",
+    "\"there\" must be resolved to the last city named in the instruction; the same code made \
+     the expected get_weather(Tokyo) call on one machine and missed it on another of the same \
+     kind, each run repeating its own outcome (the cause, in the model's numerics or the build, \
+     was not isolated)",
 )];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -29,7 +29,7 @@ def get_weather(city: str, tool_context: ToolContext) -> dict:
     }
   tool_context.state["user:last_city"] = city
   sky, celsius = found
-  return {"city": city, "sky": sky, "celsius": celsius}
+  return {"city": city, "sky": sky, "temperature": f"{celsius:g} °C"}
 
 
 root_agent = Agent(

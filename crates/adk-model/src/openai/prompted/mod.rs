@@ -9,8 +9,8 @@
 //!    tool's name (a request for it is a yes, greetings and thanks are a no).
 //! 3. **Fill** the arguments: the answer follows the tool's parameters schema.
 //! 4. **Check** the call: a string argument the tool requires must appear in the instruction or
-//!    the conversation, and a call already made and answered since the user's last message is not
-//!    made again. A call that fails the check is not made: the model answers instead. A small model
+//!    the conversation (for a further call of the same turn, in this turn), and a call already
+//!    made and answered since the user's last message is not made again. A call that fails the check is not made: the model answers instead. A small model
 //!    fills arguments well but decides poorly whether to call at all; an argument it did not find
 //!    in the conversation is one it made up.
 //! 5. **Answer**: `{"answer": <one sentence>}`, a sentence of a bounded number of words, each a
@@ -280,8 +280,16 @@ impl Turn {
 
     /// Step 4: whether every argument that can be checked appears in what was said. Spaces and
     /// punctuation around such an argument are removed first (a small model writes `"Paris,"`).
+    /// The turn's first call may take it from anywhere in the conversation or the instruction
+    /// ("there" is the city asked about before); a further call only from this turn, the user's
+    /// message and the results since: a small model otherwise calls again for a city of an
+    /// earlier question once it has the answer to this one.
     fn ground(&self, tool: &FunctionDeclaration, args: &mut Map<String, Value>) -> bool {
-        let said = history::said(self.base.system_instruction.as_deref(), &self.contents);
+        let said = if history::calls_this_turn(&self.contents).is_empty() {
+            history::said(self.base.system_instruction.as_deref(), &self.contents)
+        } else {
+            history::said(None, history::this_turn(&self.contents))
+        };
         groundable(tool).iter().all(|name| {
             let Some(Value::String(value)) = args.get_mut(*name) else {
                 return false;

@@ -11,10 +11,11 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// Words any answer may use besides the conversation's own: English function words, greetings
-/// and courtesies.
+/// and courtesies. Intensifiers ("very", "quite", "really") are left out: a small model pads its
+/// answers with them ("quite the windy", "very, very, very, 16.5 °C").
 const COMMON_WORDS: &str = "a an the and or but so if then than that this these those it its is are \
     was were be been being am i you he she we they me him her us them my your our their his \
-    in on at of for to from with by about as into over under near not no yes very quite really \
+    in on at of for to from with by about as into over under near not no yes \
     also just still now today currently do does did can could will would should may might must \
     have has had what which who where when why how there here please thanks thank sorry hello hi \
     welcome good morning afternoon evening here's there's it's i'm you're";
@@ -33,8 +34,11 @@ const LEAD_WORDS: usize = 4;
 const BETWEEN_WORDS: usize = 4;
 const TAIL_WORDS: usize = 4;
 
-/// How many words of a long value must be quoted.
-const QUOTED_WORDS: usize = 3;
+/// How many words of a value must be quoted: a value this long or shorter (a city, an error
+/// message with its suggestions) is quoted whole, a longer one by its start. Quoting only the
+/// start of a short message let a small model finish it with words of its own ("No weather data
+/// for Sydney was sentence.").
+const QUOTED_WORDS: usize = 12;
 
 /// The most values an answer is made to quote; a result with more is not quoted.
 pub(super) const MAX_QUOTED_VALUES: usize = 3;
@@ -51,24 +55,20 @@ impl Vocabulary {
         let mut words: BTreeSet<String> =
             COMMON_WORDS.split_whitespace().map(str::to_owned).collect();
         for text in texts {
-            // A decimal point belongs to its number ("16.5"); elsewhere it ends a word.
-            let mut word = String::new();
-            let mut chars = text.chars().peekable();
-            while let Some(c) = chars.next() {
-                let decimal_point = c == '.'
-                    && word
-                        .chars()
-                        .last()
-                        .is_some_and(|last| last.is_ascii_digit())
-                    && chars.peek().is_some_and(char::is_ascii_digit);
-                if c.is_alphanumeric() || c == '\'' || decimal_point {
-                    word.push(c);
-                } else {
-                    insert_word(&mut words, &word);
-                    word.clear();
-                }
+            words.extend(words_of(text));
+        }
+        Self { words }
+    }
+
+    /// The vocabulary without the words of `values` but the common ones: what an answer must
+    /// quote it states once, in the quote, instead of restating it around it ("a rainy and rainy
+    /// one").
+    fn without_words_of<'a>(&self, values: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut words = self.words.clone();
+        for word in values.into_iter().flat_map(words_of) {
+            if !COMMON_WORDS.split_whitespace().any(|common| common == word) {
+                words.remove(&word);
             }
-            insert_word(&mut words, &word);
         }
         Self { words }
     }
@@ -80,10 +80,34 @@ impl Vocabulary {
     }
 }
 
-fn insert_word(words: &mut BTreeSet<String>, word: &str) {
+/// The words and numbers of `text`, lowercased. A decimal point belongs to its number ("16.5");
+/// elsewhere it ends a word.
+fn words_of(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let decimal_point = c == '.'
+            && word
+                .chars()
+                .last()
+                .is_some_and(|last| last.is_ascii_digit())
+            && chars.peek().is_some_and(char::is_ascii_digit);
+        if c.is_alphanumeric() || c == '\'' || decimal_point {
+            word.push(c);
+        } else {
+            push_word(&mut words, &word);
+            word.clear();
+        }
+    }
+    push_word(&mut words, &word);
+    words
+}
+
+fn push_word(words: &mut Vec<String>, word: &str) {
     let word = word.trim_matches('\'').to_lowercase();
     if !word.is_empty() {
-        words.insert(word);
+        words.push(word);
     }
 }
 
@@ -100,7 +124,7 @@ pub(super) fn sentence(vocabulary: &Vocabulary, words: usize) -> String {
 /// [`MAX_QUOTED_VALUES`]), in any order, with a few words around them; `None` when there is
 /// nothing that can be quoted.
 ///
-/// A value is quoted whole when it is short, else by its first three words, and the words of it
+/// A value is quoted whole when it is short, else by its first twelve words, and the words of it
 /// left out may follow it; its first letter may change case, as it does at the start of a
 /// sentence. Values a JSON string could only hold escaped (quotes, backslashes, control
 /// characters) cannot be required and are left out.
@@ -125,7 +149,12 @@ pub(super) fn quoting(vocabulary: &Vocabulary, values: &[String]) -> Option<Stri
     if quoted.is_empty() || quoted.len() > MAX_QUOTED_VALUES {
         return None;
     }
-    let word = vocabulary.word();
+    // A value quoted by its start keeps its words: the rest of it may follow the quote.
+    let whole = quoted
+        .iter()
+        .filter(|(_, left_out)| *left_out == 0)
+        .map(|(value, _)| value.as_str());
+    let word = vocabulary.without_words_of(whole).word();
     let orders: Vec<String> = permutations(&quoted.iter().collect::<Vec<_>>())
         .into_iter()
         .map(|order| {
@@ -236,22 +265,54 @@ mod tests {
             "both orders: {pattern}"
         );
         assert!(pattern.ends_with("[.!?]$"));
-        let long = quoting(
-            &vocabulary,
-            &["no weather data for Berlin; try Paris".into()],
-        )
-        .unwrap();
-        assert!(long.contains("[nN]o weather data(?:'s)?"), "{long}");
-        assert!(!long.contains("Berlin"), "{long}");
-        // The four words left out of the value ("for Berlin; try Paris") may follow it, besides
-        // the usual tail.
-        let tail = format!("{{0,{}}}[.!?]$", TAIL_WORDS + 4);
-        assert!(long.ends_with(&tail), "{long}");
-        let between = quoting(&vocabulary, &["one two three four".into(), "x".into()]).unwrap();
+        let message = "no weather data for Berlin; try Paris, London, Tokyo or New York";
+        let short = quoting(&vocabulary, &[message.into()]).unwrap();
         assert!(
-            between.contains(&format!("{{0,{}}}{GAP}[xX]", BETWEEN_WORDS + 1)),
+            short.contains(
+                "[nN]o weather data for Berlin; try Paris, London, Tokyo or New York(?:'s)?"
+            ),
+            "{short}"
+        );
+        let long_value =
+            "one two three four five six seven eight nine ten eleven twelve thirteen fourteen";
+        let long = quoting(&vocabulary, &[long_value.into()]).unwrap();
+        assert!(
+            long.contains(
+                "[oO]ne two three four five six seven eight nine ten eleven twelve(?:'s)?"
+            ),
+            "{long}"
+        );
+        assert!(!long.contains("thirteen"), "{long}");
+        // The two words left out of the value ("thirteen fourteen") may follow it, besides the
+        // usual tail.
+        let tail = format!("{{0,{}}}[.!?]$", TAIL_WORDS + 2);
+        assert!(long.ends_with(&tail), "{long}");
+        let between = quoting(&vocabulary, &[long_value.into(), "x".into()]).unwrap();
+        assert!(
+            between.contains(&format!("{{0,{}}}{GAP}[xX]", BETWEEN_WORDS + 2)),
             "{between}"
         );
+    }
+
+    #[test]
+    fn a_value_is_stated_once_in_its_quote() {
+        let vocabulary = Vocabulary::of(["Is it rainy in Tokyo today? No data for Rome."]);
+        let pattern = quoting(
+            &vocabulary,
+            &["Tokyo".into(), "rainy".into(), "no data for Rome".into()],
+        )
+        .unwrap();
+        let around = vocabulary
+            .without_words_of(["Tokyo", "rainy", "no data for Rome"])
+            .word();
+        assert!(pattern.contains(&around), "{pattern}");
+        for gone in ["[tT]okyo|", "[rR]ainy|", "[rR]ome|", "[dD]ata|"] {
+            assert!(!around.contains(gone), "{gone} in {around}");
+        }
+        // Common words stay, for the sentence around the quotes.
+        for kept in ["|[nN]o|", "|[fF]or|", "|[tT]oday|"] {
+            assert!(around.contains(kept), "{kept} not in {around}");
+        }
     }
 
     #[test]

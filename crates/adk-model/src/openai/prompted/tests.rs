@@ -167,6 +167,45 @@ async fn a_made_up_argument_is_not_called_and_the_model_answers() {
 }
 
 #[tokio::test]
+async fn a_further_call_takes_its_argument_from_this_turn_only() {
+    // Tokyo was asked about in an earlier turn; this turn asked for Paris and has its result.
+    let mut history = answered_weather("Tokyo", json!({"sky": "rainy"}));
+    history.push(Content::model("It is rainy in Tokyo."));
+    history.extend(answered_weather("Paris", json!({"sky": "sunny"})));
+    let (responses, requests) = turn(
+        request(history, vec![weather()]),
+        false,
+        vec![
+            says(r#"{"city": "Tokyo"}"#),
+            says(r#"{"answer": "It is sunny in Paris."}"#),
+        ],
+    )
+    .await;
+    assert_eq!(requests.len(), 2, "the Tokyo call is not made");
+    assert_eq!(
+        responses[0].content.as_ref().unwrap().text().as_deref(),
+        Some("It is sunny in Paris.")
+    );
+
+    // A city this turn's message names is called for.
+    let mut history = vec![Content::user("What is the weather in Paris and in Rome?")];
+    history.extend(answered_weather("Paris", json!({"sky": "sunny"})).split_off(1));
+    let (responses, _) = turn(
+        request(history, vec![weather()]),
+        false,
+        vec![says(r#"{"city": "Rome"}"#)],
+    )
+    .await;
+    let calls: Vec<_> = responses[0]
+        .content
+        .as_ref()
+        .unwrap()
+        .function_calls()
+        .collect();
+    assert_eq!(calls[0].args["city"], "Rome");
+}
+
+#[tokio::test]
 async fn after_a_result_the_call_is_not_repeated_and_the_answer_quotes_it() {
     let history = answered_weather(
         "Tokyo",
