@@ -1,6 +1,7 @@
 //! The quickstart's own eval metrics: `sky_word_grounded` (the weather an answer states must be
 //! the weather a tool returned, every number it states a number a tool returned, and an answer
-//! must state the weather whenever the expected answer does) and `no_repeated_phrase` (an answer says each phrase of three words or more once).
+//! must state the weather whenever the expected answer does) and `no_repeated_phrase` (an answer
+//! says each phrase of three words or more once).
 //!
 //! The eval set `eval/quickstart.evalset.json` and its `eval/test_config.json` hold the agent to
 //! it, beside ADK's `tool_trajectory_avg_score` and `response_match_score`:

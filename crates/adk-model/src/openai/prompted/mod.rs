@@ -10,9 +10,10 @@
 //! 3. **Fill** the arguments: the answer follows the tool's parameters schema.
 //! 4. **Check** the call: a string argument the tool requires must appear in the instruction or
 //!    the conversation (for a further call of the same turn, in this turn), and a call already
-//!    made and answered since the user's last message is not made again. A call that fails the check is not made: the model answers instead. A small model
-//!    fills arguments well but decides poorly whether to call at all; an argument it did not find
-//!    in the conversation is one it made up.
+//!    made and answered since the user's last message is not made again. A call that fails the
+//!    check is not made: the model answers instead. A small model fills arguments well but
+//!    decides poorly whether to call at all; an argument it did not find in the conversation is
+//!    one it made up.
 //! 5. **Answer**: `{"answer": <one sentence>}`, a sentence of a bounded number of words, each a
 //!    word or number of the instruction or of this turn (the user's message, calls, results), or
 //!    a common English word (see `pattern.rs`). After tool results the sentence must also quote
