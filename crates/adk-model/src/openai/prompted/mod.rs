@@ -185,11 +185,12 @@ impl Turn {
         let Some(mut args) = args else {
             return Ok(None);
         };
-        if checked && !self.ground(tool, &mut args) {
+        let earlier_calls = history::calls_this_turn(&self.contents);
+        if checked && !self.ground(tool, &mut args, earlier_calls.is_empty()) {
             return Ok(None);
         }
         let call = FunctionCall::new(tool.name.clone(), Value::Object(args));
-        let repeated = history::calls_this_turn(&self.contents)
+        let repeated = earlier_calls
             .iter()
             .any(|earlier| earlier.name == call.name && earlier.args == call.args);
         if !self.forced && repeated {
@@ -285,8 +286,13 @@ impl Turn {
     /// ("there" is the city asked about before); a further call only from this turn, the user's
     /// message and the results since: a small model otherwise calls again for a city of an
     /// earlier question once it has the answer to this one.
-    fn ground(&self, tool: &FunctionDeclaration, args: &mut Map<String, Value>) -> bool {
-        let said = if history::calls_this_turn(&self.contents).is_empty() {
+    fn ground(
+        &self,
+        tool: &FunctionDeclaration,
+        args: &mut Map<String, Value>,
+        first_of_turn: bool,
+    ) -> bool {
+        let said = if first_of_turn {
             history::said(self.base.system_instruction.as_deref(), &self.contents)
         } else {
             history::said(None, history::this_turn(&self.contents))
