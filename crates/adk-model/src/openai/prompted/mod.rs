@@ -19,7 +19,8 @@
 //!    a common English word (see `pattern.rs`). After tool results the sentence must also quote
 //!    their string values and, while no more than three values are quoted, their numbers, with a
 //!    few words around them. So the answer states what the tool returned, cannot state what nobody
-//!    said, and cannot run on. With a response schema the answer follows it instead.
+//!    said, and cannot run on. A sentence that quotes nothing ends before it says a phrase of
+//!    three words again (see `answer.rs`). With a response schema the answer follows it instead.
 //!
 //! `FunctionCallingMode::Any` (a forced call) skips confirming and checking; `None` sends the
 //! request without tools, as does a request that has none. In the history, earlier calls are
@@ -313,7 +314,6 @@ impl Turn {
 
     /// Step 5's request: the answer's shape and how to read it.
     fn answer_request(&self) -> (LlmRequest, AnswerKind) {
-        let mut penalty = ANSWER_FREQUENCY_PENALTY;
         let (answer, kind) = match &self.answer_schema {
             Some(schema) => (schema.clone(), AnswerKind::Json),
             None => {
@@ -335,15 +335,14 @@ impl Turn {
                         )
                     })
                     .flatten();
-                if quoting.is_some() {
-                    penalty = QUOTING_FREQUENCY_PENALTY;
-                }
-                let pattern = quoting
-                    .unwrap_or_else(|| pattern::sentence(&vocabulary, pattern::SENTENCE_WORDS));
-                (
-                    json!({"type": "string", "pattern": pattern}),
-                    AnswerKind::Text,
-                )
+                let (pattern, kind) = match quoting {
+                    Some(pattern) => (pattern, AnswerKind::Text),
+                    None => (
+                        pattern::sentence(&vocabulary, pattern::SENTENCE_WORDS),
+                        AnswerKind::Sentence,
+                    ),
+                };
+                (json!({"type": "string", "pattern": pattern}), kind)
             }
         };
         let mut definitions = Map::new();
@@ -359,7 +358,12 @@ impl Turn {
         }
         let mut request = self.base.clone();
         request.config.response_schema = Some(schema);
-        if kind == AnswerKind::Text {
+        let penalty = match kind {
+            AnswerKind::Text => Some(QUOTING_FREQUENCY_PENALTY),
+            AnswerKind::Sentence => Some(ANSWER_FREQUENCY_PENALTY),
+            AnswerKind::Json => None,
+        };
+        if let Some(penalty) = penalty {
             request.config.frequency_penalty.get_or_insert(penalty);
         }
         (request, kind)

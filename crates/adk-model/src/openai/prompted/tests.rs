@@ -33,6 +33,24 @@ fn says(content: &str) -> MockResponse {
     )
 }
 
+/// A streamed Chat Completions answer of `chunks`, each one server-sent event.
+fn streams(chunks: &[&str]) -> MockResponse {
+    MockResponse::sse(
+        &chunks
+            .iter()
+            .map(|chunk| format!("data: {chunk}\n\n"))
+            .collect::<String>(),
+    )
+}
+
+/// The texts of `responses`, partial ones and the whole one.
+fn texts(responses: &[LlmResponse]) -> Vec<String> {
+    responses
+        .iter()
+        .filter_map(|response| response.content.as_ref()?.text())
+        .collect()
+}
+
 fn request(contents: Vec<Content>, tools: Vec<FunctionDeclaration>) -> LlmRequest {
     let mut request = LlmRequest::new("", contents);
     request.append_instructions(["You answer questions about the weather."]);
@@ -167,6 +185,34 @@ async fn a_made_up_argument_is_not_called_and_the_model_answers() {
 }
 
 #[tokio::test]
+async fn a_free_answer_ends_before_it_says_a_phrase_again() {
+    let chunks = [
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"{\"answer\": \"Weather agent, a weather"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":" agent, I am a weather"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":" agent, here to help.\"}"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+    ];
+    let (responses, _) = turn(
+        request(vec![Content::user("Who are you?")], vec![weather()]),
+        true,
+        vec![says(r#"{"city": "Paris"}"#), streams(&chunks)],
+    )
+    .await;
+    let texts = texts(&responses);
+    // The last two words wait until no repeat can start at them; the loop never goes out.
+    assert_eq!(
+        texts,
+        [
+            "Weather",
+            " agent, a weather agent, I",
+            " am",
+            "Weather agent, a weather agent, I am."
+        ]
+    );
+    assert!(responses[3].partial != Some(true));
+}
+
+#[tokio::test]
 async fn a_further_call_takes_its_argument_from_this_turn_only() {
     // Tokyo was asked about in an earlier turn; this turn asked for Paris and has its result.
     let mut history = answered_weather("Tokyo", json!({"sky": "rainy"}));
@@ -216,20 +262,15 @@ async fn after_a_result_the_call_is_not_repeated_and_the_answer_quotes_it() {
         true,
         vec![
             says(r#"{"city": "Tokyo"}"#),
-            MockResponse::sse(&[
+            streams(&[
                 r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"{\"answer\": \"It is "}}]}"#,
                 r#"{"choices":[{"index":0,"delta":{"content":"rainy in Tokyo.\"}"}}]}"#,
                 r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
-            ]
-            .map(|chunk| format!("data: {chunk}\n\n"))
-            .concat()),
+            ]),
         ],
     )
     .await;
-    let texts: Vec<String> = responses
-        .iter()
-        .filter_map(|r| r.content.as_ref()?.text())
-        .collect();
+    let texts = texts(&responses);
     assert_eq!(
         texts,
         ["It is ", "rainy in Tokyo.", "It is rainy in Tokyo."]
