@@ -60,7 +60,8 @@ pub(super) fn read(kind: AnswerKind, mut response: LlmResponse) -> LlmResponse {
 
 /// Turns streamed JSON deltas into deltas of the answer's text: while the reply reads
 /// `{"answer": "...`, the decoded text of the string goes out. A free sentence's last two words
-/// are held back until its end, since a repeat they begin would cut them.
+/// are held back until its end, since a repeat they begin would cut them; [`rest`](Self::rest)
+/// sends them.
 #[derive(Debug)]
 pub(super) struct AnswerStream {
     raw: String,
@@ -89,6 +90,23 @@ impl AnswerStream {
             .collect();
         let text = self.push(&delta)?;
         partial.content = Some(Content::new(Role::Model, [Part::text(text)]));
+        Some(partial)
+    }
+
+    /// The partial response with the text of `whole` not yet sent (a free sentence's held-back
+    /// words), if any.
+    pub(super) fn rest(&self, whole: &LlmResponse) -> Option<LlmResponse> {
+        if self.kind != AnswerKind::Sentence {
+            return None;
+        }
+        let text = whole.content.as_ref()?.text()?;
+        let rest: String = text.chars().skip(self.emitted).collect();
+        if rest.is_empty() {
+            return None;
+        }
+        let mut partial = LlmResponse::new(Content::new(Role::Model, [Part::text(rest)]));
+        partial.partial = Some(true);
+        partial.model_version.clone_from(&whole.model_version);
         Some(partial)
     }
 
@@ -353,9 +371,14 @@ mod tests {
                 whole.starts_with(&sent),
                 "{sent:?} is not how {whole:?} starts"
             );
-            // All but the last two words went out as they came.
+            // All but the last two words went out as they came, and the rest goes out last.
             let held: Vec<&str> = whole[sent.len()..].split_whitespace().collect();
             assert!(held.len() <= 2, "{held:?} of {whole:?} was held back");
+            let rest = stream
+                .rest(&read(AnswerKind::Sentence, text_response(&raw)))
+                .expect("a rest");
+            assert!(rest.is_partial());
+            assert_eq!(sent + &rest.content.unwrap().text().unwrap(), whole);
         }
         assert_eq!(
             ended_before_repeat("Go to a park, then go to an inn."),

@@ -103,7 +103,15 @@ pub(super) fn generate(
                         yield Ok(partial);
                     }
                 }
-                Ok(response) => yield Ok(answer::read(kind, response)),
+                Ok(response) => {
+                    let whole = answer::read(kind, response);
+                    // What was held back goes out last, so that the partials add up to the
+                    // answer.
+                    if stream && let Some(rest) = reading.rest(&whole) {
+                        yield Ok(rest);
+                    }
+                    yield Ok(whole);
+                }
                 Err(error) => yield Err(error),
             }
         }

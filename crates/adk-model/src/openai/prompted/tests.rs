@@ -199,17 +199,20 @@ async fn a_free_answer_ends_before_it_says_a_phrase_again() {
     )
     .await;
     let texts = texts(&responses);
-    // The last two words wait until no repeat can start at them; the loop never goes out.
+    // The last two words wait until no repeat can start at them, the loop never goes out, and
+    // the partials add up to the answer.
     assert_eq!(
         texts,
         [
             "Weather",
             " agent, a weather agent, I",
             " am",
+            ".",
             "Weather agent, a weather agent, I am."
         ]
     );
-    assert!(responses[3].partial != Some(true));
+    assert!(responses[..4].iter().all(LlmResponse::is_partial));
+    assert!(!responses[4].is_partial());
 }
 
 #[tokio::test]
